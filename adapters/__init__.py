@@ -1,0 +1,1 @@
+"""Broker adapters (installed as jmspy.adapters)."""

@@ -1,0 +1,1 @@
+"""Conformance suite and broker provisioning (installed as jmspy.conformance)."""

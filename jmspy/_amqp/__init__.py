@@ -1,0 +1,1 @@
+"""AMQP 1.0 provider: the engine thread and the JMS <-> AMQP codec."""
