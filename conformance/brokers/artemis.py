@@ -303,7 +303,7 @@ def safe_extract(archive: Path, into: Path, version: str) -> Path:
             if hasattr(tarfile, "data_filter"):
                 tar.extractall(staging, members=members, filter="data")
             else:  # Python < 3.11.4: the checks above are the whole defence.
-                tar.extractall(staging, members=members)  # noqa: S202
+                tar.extractall(staging, members=members)
         unpacked = staging / top
         script = unpacked / "bin" / "artemis"
         if not script.is_file():
