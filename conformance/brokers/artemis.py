@@ -37,6 +37,7 @@ __all__ = [
     "ArtemisDistribution",
     "ensure_distribution",
     "find_java",
+    "process_group_alive",
     "require_java",
     "stop_process_group",
 ]
@@ -417,14 +418,34 @@ def _remember(
 # --------------------------------------------------------------------------- processes
 
 
-def _group_alive(pgid: int) -> bool:
+def process_group_alive(pgid: int) -> bool:
+    """True while a process of group ``pgid`` is still running.
+
+    Zombies do not count: a broker we did not start (``jmspy-broker stop`` from another
+    shell) stays a zombie until init reaps it, and in containers without a reaping init
+    that never happens.
+    """
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..."; comm may itself contain spaces and parentheses.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 def stop_process_group(
@@ -443,7 +464,7 @@ def stop_process_group(
     while time.monotonic() < deadline:
         if reap is not None:
             reap()
-        if not _group_alive(pgid):
+        if not process_group_alive(pgid):
             return True
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
@@ -452,7 +473,7 @@ def stop_process_group(
     while time.monotonic() < kill_deadline:
         if reap is not None:
             reap()
-        if not _group_alive(pgid):
+        if not process_group_alive(pgid):
             break
         time.sleep(0.05)
     return False
@@ -579,7 +600,7 @@ class ArtemisBroker:
             return False
         if self._proc is not None:
             return self._proc.poll() is None
-        return _group_alive(self._pid)
+        return process_group_alive(self._pid)
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
