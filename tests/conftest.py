@@ -1,0 +1,310 @@
+"""Session-wide test plumbing: which broker the broker tests use, and proof that they ran.
+
+Broker selection, first match wins:
+
+1. ``JMSPY_BROKER_URL`` (with ``JMSPY_BROKER_USER`` / ``JMSPY_BROKER_PASSWORD``, default
+   admin/admin, and optionally ``JMSPY_BROKER_KIND``): an already running broker, e.g. one
+   from ``eval "$(jmspy-broker start artemis)"``;
+2. ``--broker=container``: Artemis in Docker via testcontainers (skipped without Docker);
+3. ``--broker=local`` (default): Apache Artemis fetched from Maven Central into the user
+   cache and run as a local Java process for the whole session.
+
+A broker that cannot be provisioned is an ERROR, never a skip, so CI cannot go green
+without having talked to a broker. ``JMSPY_REQUIRE_BROKER_TESTS=1`` (or
+``--require-broker-tests``) additionally fails the session when no broker test ran or one
+was skipped.
+
+The jmspy packages are imported inside the hooks, not at module level, so a broken import
+elsewhere in the package fails the tests that need it rather than every test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BROKER_TESTS_DIR = Path(__file__).parent / "broker"
+_TRUE = ("1", "true", "yes", "on")
+
+
+@dataclasses.dataclass
+class BrokerInfo:
+    """What broker tests connect to. ``broker`` is the provisioner object when we own it."""
+
+    url: str
+    username: str
+    password: str
+    kind: str
+    version: str
+    source: str  # "local", "container" or "external"
+    broker: Any = None
+
+    @property
+    def host(self) -> str:
+        return self.url.split("://", 1)[-1].rsplit(":", 1)[0]
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[-1].split("/", 1)[0])
+
+
+@dataclasses.dataclass
+class _Tally:
+    """Per-test outcome bookkeeping for broker tests, filled from the run's reports."""
+
+    ran: set[str] = dataclasses.field(default_factory=set)
+    skipped: dict[str, str] = dataclasses.field(default_factory=dict)
+    errored: set[str] = dataclasses.field(default_factory=set)
+    info: BrokerInfo | None = None
+    prefetch_error: BaseException | None = None
+    require_failure: str = ""
+
+
+_TALLY = pytest.StashKey[_Tally]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("jmspy", "jmspy broker selection")
+    group.addoption(
+        "--broker",
+        choices=("local", "container"),
+        default="local",
+        help="where broker tests get Artemis: a local process fetched from Maven Central "
+        "(default) or a Docker container; JMSPY_BROKER_URL overrides both",
+    )
+    group.addoption(
+        "--require-broker-tests",
+        action="store_true",
+        default=False,
+        help="fail the run if no broker test ran or any was skipped "
+        "(same as JMSPY_REQUIRE_BROKER_TESTS=1)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    tally = config.stash[_TALLY] = _Tally()
+    config.pluginmanager.register(_BrokerReportCounter(tally), "jmspy-broker-report-counter")
+    # Also declared in pyproject.toml; repeated so --strict-markers works from any rootdir.
+    config.addinivalue_line(
+        "markers",
+        "broker: needs a real broker (Artemis provisioned by the project, or JMSPY_BROKER_URL)",
+    )
+
+
+def _mode(config: pytest.Config) -> str:
+    if os.environ.get("JMSPY_BROKER_URL", "").strip():
+        return "external"
+    mode: str = config.getoption("--broker")
+    return mode
+
+
+def _require(config: pytest.Config) -> bool:
+    env = os.environ.get("JMSPY_REQUIRE_BROKER_TESTS", "").strip().lower()
+    return env in _TRUE or bool(config.getoption("--require-broker-tests"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    mode = _mode(config)
+    if mode == "external":
+        kind = os.environ.get("JMSPY_BROKER_KIND", "artemis")
+        where = f"external {kind} at {os.environ['JMSPY_BROKER_URL']} (JMSPY_BROKER_URL)"
+    elif mode == "container":
+        from jmspy.conformance.brokers.container import DEFAULT_IMAGE
+
+        image = os.environ.get("JMSPY_ARTEMIS_IMAGE", "").strip() or DEFAULT_IMAGE
+        where = f"Artemis container {image} via testcontainers (--broker=container)"
+    else:
+        from jmspy.conformance.brokers import cache_dir
+        from jmspy.conformance.brokers.artemis import candidate_versions
+
+        versions = ", ".join(candidate_versions())
+        where = (
+            f"local Apache Artemis process (first of {versions} on Maven Central; "
+            f"cache {cache_dir()})"
+        )
+    required = "; required to run" if _require(config) else ""
+    return f"jmspy broker tests use: {where}{required}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if BROKER_TESTS_DIR in item.path.parents:
+            item.add_marker(pytest.mark.broker)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Download Artemis before the first test when broker tests are selected.
+
+    A cold-cache download inside the session fixture would count against the first broker
+    test's pytest-timeout and could fail it; here no timeout runs. A failure is kept and
+    raised by the fixture, so it surfaces as a test ERROR instead of aborting the run.
+    """
+    config = session.config
+    if _mode(config) != "local" or config.option.collectonly:
+        return
+    if not any(item.get_closest_marker("broker") for item in session.items):
+        return
+    from jmspy.conformance.brokers.artemis import ensure_distribution
+
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+
+    def say(message: str) -> None:
+        if reporter is not None:
+            reporter.write_line(f"jmspy: {message}")
+        else:
+            print(f"jmspy: {message}", file=sys.stderr)
+
+    try:
+        ensure_distribution(log=say)
+    except Exception as exc:  # re-raised by the broker fixture as an ERROR
+        config.stash[_TALLY].prefetch_error = exc
+
+
+@pytest.fixture(scope="session")
+def broker(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
+    """The broker every broker test talks to (see the module docstring for the choice)."""
+    config = request.config
+    tally = config.stash[_TALLY]
+    mode = _mode(config)
+    if mode == "external":
+        info = BrokerInfo(
+            url=os.environ["JMSPY_BROKER_URL"].strip(),
+            username=os.environ.get("JMSPY_BROKER_USER", "admin"),
+            password=os.environ.get("JMSPY_BROKER_PASSWORD", "admin"),
+            kind=os.environ.get("JMSPY_BROKER_KIND", "artemis"),
+            version=os.environ.get("JMSPY_BROKER_VERSION", "unknown version"),
+            source="external",
+        )
+        tally.info = info
+        yield info
+        return
+
+    if mode == "container":
+        from jmspy.conformance.brokers.container import ArtemisContainerBroker, docker_available
+
+        ok, reason = docker_available()
+        if not ok:
+            pytest.skip(f"--broker=container needs Docker: {reason}")
+        container = ArtemisContainerBroker().start()
+        try:
+            info = BrokerInfo(
+                url=container.url,
+                username=container.username,
+                password=container.password,
+                kind=container.kind,
+                version=container.version,
+                source="container",
+                broker=container,
+            )
+            tally.info = info
+            yield info
+        finally:
+            container.stop()
+        return
+
+    from jmspy.conformance.brokers import ArtemisBroker, BrokerProvisioningError
+
+    if tally.prefetch_error is not None:
+        raise BrokerProvisioningError(
+            f"could not fetch Apache Artemis: {tally.prefetch_error}"
+        ) from tally.prefetch_error
+    local = ArtemisBroker()
+    try:
+        local.start()
+    except BaseException:
+        local.stop()
+        raise
+    try:
+        info = BrokerInfo(
+            url=local.url,
+            username=local.username,
+            password=local.password,
+            kind=local.kind,
+            version=local.version,
+            source="local",
+            broker=local,
+        )
+        tally.info = info
+        yield info
+    finally:
+        local.stop()
+
+
+class _BrokerReportCounter:
+    """Counts broker-test outcomes; a plugin object because the report hook gets no config."""
+
+    def __init__(self, tally: _Tally) -> None:
+        self.tally = tally
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if "broker" not in report.keywords:
+            return
+        tally = self.tally
+        if report.when == "call":
+            if report.skipped and not hasattr(report, "wasxfail"):
+                tally.skipped[report.nodeid] = _skip_reason(report)
+            else:
+                # passed, failed, xfailed and xpassed all executed the test body
+                tally.ran.add(report.nodeid)
+        elif report.when == "setup":
+            if report.skipped:
+                tally.skipped[report.nodeid] = _skip_reason(report)
+            elif report.failed:
+                tally.errored.add(report.nodeid)
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Turn "no broker test ran" or "one was skipped" into a failing exit status when required.
+
+    Runs before the terminal summary is written, so the summary can explain the failure.
+    """
+    config = session.config
+    if not _require(config):
+        return
+    tally = config.stash[_TALLY]
+    problems = []
+    if not tally.ran:
+        problems.append("no broker test ran")
+    if tally.skipped:
+        problems.append(f"{len(tally.skipped)} broker test(s) were skipped")
+    if not problems:
+        return
+    tally.require_failure = "JMSPY_REQUIRE_BROKER_TESTS is set but " + " and ".join(problems)
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    tally = config.stash[_TALLY]
+    info = tally.info
+    if info is not None:
+        target = f"{info.kind} {info.version} at {info.url}"
+    else:
+        target = "no broker (none was started)"
+    line = f"jmspy broker tests: {len(tally.ran)} ran against {target}"
+    extras = []
+    if tally.skipped:
+        extras.append(f"{len(tally.skipped)} skipped")
+    if tally.errored:
+        extras.append(f"{len(tally.errored)} errored in setup")
+    if extras:
+        line += f" ({', '.join(extras)})"
+    terminalreporter.write_sep("-", "jmspy broker")
+    terminalreporter.write_line(line)
+    if tally.require_failure:
+        terminalreporter.write_line(tally.require_failure, red=True, bold=True)
+        for nodeid, reason in list(tally.skipped.items())[:10]:
+            terminalreporter.write_line(f"  skipped: {nodeid}: {reason}", red=True)
