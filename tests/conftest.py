@@ -210,10 +210,10 @@ def broker(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
 
     from jmspy.conformance.brokers import ArtemisBroker, BrokerProvisioningError
 
-    if tally.prefetch_error is not None:
-        raise BrokerProvisioningError(
-            f"could not fetch Apache Artemis: {tally.prefetch_error}"
-        ) from tally.prefetch_error
+    error = tally.prefetch_error
+    if error is not None:
+        text = str(error) if isinstance(error, BrokerProvisioningError) else repr(error)
+        raise BrokerProvisioningError(text) from error
     local = ArtemisBroker()
     try:
         local.start()
