@@ -1,0 +1,372 @@
+"""The engine thread: one per connection, the only thread that touches proton objects.
+
+The thread owns the socket, the proton ``Transport``/``Connection``/``Collector`` and a queue of
+work handed over by API threads. API threads never call proton; they append a callable with
+:meth:`Engine.submit` (cheap, no round trip) or wait for a result with :class:`Completion`.
+The wake-up byte is written only when the queue goes from empty to non-empty, so a burst of
+sends or acknowledgements costs one wake-up, not one per message.
+
+When anything goes wrong on the thread (socket error, protocol error, a bug in a handler) the
+engine stops, closes the socket and calls ``on_engine_failed`` exactly once; the provider fails
+every waiter from there, so no API call can hang.
+"""
+
+from __future__ import annotations
+
+import collections
+import heapq
+import itertools
+import logging
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar
+
+from proton import Collector, Connection, Event, Transport
+
+log = logging.getLogger("jmspy.engine")
+frame_log = logging.getLogger("jmspy.frames")
+
+T = TypeVar("T")
+
+_READ_CHUNK = 256 * 1024
+
+
+class EngineStopped(Exception):
+    """Raised to waiters when the engine thread is no longer running."""
+
+
+class Completion(Generic[T]):
+    """A one-shot result handed from the engine thread to a waiting API thread.
+
+    Lighter than ``concurrent.futures.Future`` and with the one operation we need: wait with
+    a deadline, then either return the value or raise the failure.
+    """
+
+    __slots__ = ("_event", "_value", "_error", "callbacks")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self.callbacks: list[Callable[[Completion[T]], None]] | None = None
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def succeed(self, value: T | None = None) -> None:
+        if self._event.is_set():
+            return
+        self._value = value
+        self._event.set()
+        self._run_callbacks()
+
+    def fail(self, error: BaseException) -> None:
+        if self._event.is_set():
+            return
+        self._error = error
+        self._event.set()
+        self._run_callbacks()
+
+    def add_callback(self, callback: Callable[[Completion[T]], None]) -> None:
+        if self.callbacks is None:
+            self.callbacks = []
+        self.callbacks.append(callback)
+        if self._event.is_set():
+            callback(self)
+
+    def _run_callbacks(self) -> None:
+        if self.callbacks:
+            for callback in self.callbacks:
+                try:
+                    callback(self)
+                except Exception:  # a callback must never break the engine
+                    log.exception("completion callback failed")
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._error
+
+    def wait(self, timeout_s: float, on_timeout: Callable[[], BaseException]) -> T:
+        if not self._event.wait(timeout_s):
+            raise on_timeout()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+class EngineHandler(Protocol):
+    def on_proton_event(self, event: Event) -> None: ...
+
+    def on_engine_failed(self, error: BaseException) -> None: ...
+
+
+class Engine:
+    """Runs proton over one TCP connection on its own thread."""
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        connection: Connection,
+        transport: Transport,
+        handler: EngineHandler,
+        connect_timeout_s: float,
+        tcp_no_delay: bool = True,
+        tcp_keep_alive: bool = False,
+        send_buffer_size: int | None = None,
+        receive_buffer_size: int | None = None,
+        name: str = "jmspy-engine",
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.connection = connection
+        self.transport = transport
+        self.handler = handler
+        self._connect_timeout_s = connect_timeout_s
+        self._sock_opts = (tcp_no_delay, tcp_keep_alive, send_buffer_size, receive_buffer_size)
+        self._collector = Collector()
+        connection.collect(self._collector)
+        self._work: collections.deque[Callable[[], None]] = collections.deque()
+        self._wake_pending = False
+        self._wake_lock = threading.Lock()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._timer_seq = itertools.count()
+        self._sock: socket.socket | None = None
+        self._stopped = threading.Event()
+        self._stop_requested = False
+        self.failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    # ---- API side -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def thread(self) -> threading.Thread:
+        return self._thread
+
+    def on_engine_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    @property
+    def running(self) -> bool:
+        return not self._stopped.is_set()
+
+    def submit(self, work: Callable[[], None]) -> None:
+        """Queue work for the engine thread; raises EngineStopped if the engine is gone."""
+        if self._stopped.is_set():
+            raise EngineStopped(self.failure)
+        self._work.append(work)
+        # Only the first submit after the engine drained the queue writes a wake-up byte.
+        if not self._wake_pending:
+            with self._wake_lock:
+                if not self._wake_pending:
+                    self._wake_pending = True
+                    try:
+                        self._wake_w.send(b"\0")
+                    except (BlockingIOError, OSError):
+                        pass  # the buffer is full of wake-ups already, or we are closing
+
+    def call(self, work: Callable[[Completion[T]], None], timeout_s: float, what: str,
+             timeout_error: Callable[[str], BaseException]) -> T:
+        """Run ``work(completion)`` on the engine thread and wait for the completion."""
+        completion: Completion[T] = Completion()
+
+        def run() -> None:
+            try:
+                work(completion)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiter
+                completion.fail(exc)
+
+        self.submit(run)
+        return completion.wait(
+            timeout_s, lambda: timeout_error(f"{what} did not complete within {timeout_s:g} s")
+        )
+
+    def schedule(self, delay_s: float, work: Callable[[], None]) -> None:
+        """Run work on the engine thread after a delay (engine thread only)."""
+        heapq.heappush(self._timers, (time.monotonic() + delay_s, next(self._timer_seq), work))
+
+    def stop(self) -> None:
+        """Ask the thread to stop after flushing what it can (any thread)."""
+        self._stop_requested = True
+        try:
+            self._wake_w.send(b"\0")
+        except OSError:
+            pass
+
+    def join(self, timeout_s: float) -> bool:
+        if self.on_engine_thread():
+            return False
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    # ---- engine thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        error: BaseException | None = None
+        try:
+            self._open_socket()
+            self._loop()
+        except BaseException as exc:  # noqa: BLE001 - every failure ends in on_engine_failed
+            error = exc
+            if not isinstance(exc, OSError | EngineStopped):
+                log.exception("engine thread for %s:%s failed", self.host, self.port)
+        finally:
+            self._stopped.set()
+            self._close_socket()
+            self.failure = error or EngineStopped("connection closed")
+            # Work queued after the last drain still holds completions; run it so that
+            # every waiter is failed by the provider instead of waiting for a timeout.
+            try:
+                self.handler.on_engine_failed(self.failure)
+            except Exception:
+                log.exception("engine failure handler raised")
+            self._drain_work_after_stop()
+
+    def _drain_work_after_stop(self) -> None:
+        while self._work:
+            work = self._work.popleft()
+            try:
+                work()
+            except Exception:
+                pass
+
+    def _open_socket(self) -> None:
+        no_delay, keep_alive, sndbuf, rcvbuf = self._sock_opts
+        sock = socket.create_connection((self.host, self.port), timeout=self._connect_timeout_s)
+        if no_delay:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if keep_alive:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if sndbuf:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, sndbuf)
+        if rcvbuf:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        sock.setblocking(False)
+        self._sock = sock
+
+    def _close_socket(self) -> None:
+        for s in (self._sock, self._wake_r, self._wake_w):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def _run_work(self) -> None:
+        # Clear the flag before draining so a submit racing with the drain re-arms the wake-up.
+        with self._wake_lock:
+            self._wake_pending = False
+        work = self._work
+        while work:
+            work.popleft()()
+
+    def _run_timers(self, now: float) -> None:
+        while self._timers and self._timers[0][0] <= now:
+            _, _, work = heapq.heappop(self._timers)
+            work()
+
+    def _dispatch_events(self) -> None:
+        collector = self._collector
+        handler = self.handler
+        while True:
+            event = collector.peek()
+            if event is None:
+                return
+            handler.on_proton_event(event)
+            collector.pop()
+
+    def _loop(self) -> None:
+        transport = self.transport
+        sock = self._sock
+        assert sock is not None
+        wake_r = self._wake_r
+        while True:
+            self._run_work()
+            self._dispatch_events()
+            now = time.monotonic()
+            self._run_timers(now)
+            self._dispatch_events()
+            self._write(sock)
+            if transport.closed or (self._stop_requested and transport.pending() <= 0):
+                return
+            capacity = transport.capacity()
+            if capacity < 0 and transport.pending() < 0:
+                return
+            readers = [wake_r, sock] if capacity > 0 else [wake_r]
+            writers = [sock] if transport.pending() > 0 else []
+            deadline = transport.tick(now)
+            timeout = 5.0
+            if deadline:
+                timeout = min(timeout, max(0.0, deadline - now))
+            if self._timers:
+                timeout = min(timeout, max(0.0, self._timers[0][0] - now))
+            if self._work:
+                timeout = 0.0
+            readable, writable, _ = select.select(readers, writers, [], timeout)
+            if wake_r in readable:
+                try:
+                    while wake_r.recv(4096):
+                        pass
+                except (BlockingIOError, InterruptedError):
+                    pass
+            if sock in readable:
+                self._read(sock, capacity)
+
+    def _read(self, sock: socket.socket, capacity: int) -> None:
+        transport = self.transport
+        try:
+            data = sock.recv(min(capacity, _READ_CHUNK))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            log.debug("socket read failed: %s", exc)
+            transport.close_tail()
+            transport.close_head()
+            raise
+        if data:
+            transport.push(data)
+        else:
+            transport.close_tail()
+
+    def _write(self, sock: socket.socket) -> None:
+        transport = self.transport
+        while True:
+            pending = transport.pending()
+            if pending <= 0:
+                return
+            chunk = transport.peek(pending)
+            if not chunk:
+                return
+            try:
+                sent = sock.send(chunk)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                log.debug("socket write failed: %s", exc)
+                transport.close_head()
+                transport.close_tail()
+                raise
+            transport.pop(sent)
+            if sent < len(chunk):
+                return
+
+    def enable_frame_trace(self) -> None:
+        def tracer(_transport: Transport, message: str) -> None:
+            frame_log.debug("%s:%s %s", self.host, self.port, message)
+
+        self.transport.tracer = tracer
+        self.transport.trace(Transport.TRACE_FRM)
+
+
+def noop(*_args: Any) -> None:
+    return None

@@ -1,0 +1,410 @@
+"""ConnectionFactory, Connection and ConnectionMetaData (classic API)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from . import __version__
+from ._amqp.provider import AmqpConnection
+from .errors import (
+    IllegalStateException,
+    InvalidClientIDException,
+    JMSException,
+)
+from .options import ConnectionOptions, Endpoint, build_options, parse_url
+
+if TYPE_CHECKING:
+    from .message import DeserializationPolicy
+    from .session import Session
+
+log = logging.getLogger("jmspy.connection")
+
+SESSION_TRANSACTED = 0
+AUTO_ACKNOWLEDGE = 1
+CLIENT_ACKNOWLEDGE = 2
+DUPS_OK_ACKNOWLEDGE = 3
+ACKNOWLEDGE_MODES = {
+    SESSION_TRANSACTED: "SESSION_TRANSACTED",
+    AUTO_ACKNOWLEDGE: "AUTO_ACKNOWLEDGE",
+    CLIENT_ACKNOWLEDGE: "CLIENT_ACKNOWLEDGE",
+    DUPS_OK_ACKNOWLEDGE: "DUPS_OK_ACKNOWLEDGE",
+}
+
+
+class ExceptionListener(Protocol):
+    def onException(self, exception: JMSException) -> None: ...
+
+
+_connection_seq = itertools.count(1)
+
+
+class ConnectionFactory:
+    """Creates connections to one broker.
+
+    ``ConnectionFactory("amqp://localhost:5672?jms.connectTimeout=5000", "user", "secret")``;
+    options may also be given as keyword arguments with their snake_case names
+    (``connect_timeout=5000``) or their dotted names (``**{"jms.connectTimeout": 5000}``).
+    """
+
+    def __init__(
+        self,
+        url: str = "amqp://localhost:5672",
+        username: str | None = None,
+        password: str | None = None,
+        client_id: str | None = None,
+        **options: Any,
+    ) -> None:
+        endpoint, query = parse_url(url)
+        overrides = dict(options)
+        if username is not None:
+            overrides["username"] = username
+        if password is not None:
+            overrides["password"] = password
+        if client_id is not None:
+            overrides["client_id"] = client_id
+        self._endpoint: Endpoint = endpoint
+        self._options: ConnectionOptions = build_options(query, overrides)
+
+    @property
+    def options(self) -> ConnectionOptions:
+        return self._options
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self._endpoint
+
+    def __repr__(self) -> str:
+        user = f", username={self._options.username!r}" if self._options.username else ""
+        return f"ConnectionFactory({self._endpoint.display()!r}{user})"
+
+    def createConnection(self, userName: str | None = None, password: str | None = None) -> Connection:
+        options = self._options
+        if userName is not None or password is not None:
+            options = options.model_copy(update={"username": userName})
+            if password is not None:
+                from pydantic import SecretStr
+
+                options = options.model_copy(update={"password": SecretStr(password)})
+        connection = Connection(self._endpoint, options)
+        if options.client_id is not None or not options.await_client_id:
+            connection._ensure_open()
+        return connection
+
+
+class ConnectionMetaData:
+    """What the client and the broker are (``Connection.getMetaData()``)."""
+
+    JMSX_PROPERTY_NAMES = ("JMSXUserID", "JMSXGroupID", "JMSXGroupSeq", "JMSXDeliveryCount")
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def getJMSVersion(self) -> str:
+        return "2.0"
+
+    def getJMSMajorVersion(self) -> int:
+        return 2
+
+    def getJMSMinorVersion(self) -> int:
+        return 0
+
+    def getJMSProviderName(self) -> str:
+        return "jmspy"
+
+    def getProviderVersion(self) -> str:
+        return __version__
+
+    def getProviderMajorVersion(self) -> int:
+        return int(__version__.split(".")[0])
+
+    def getProviderMinorVersion(self) -> int:
+        return int(__version__.split(".")[1])
+
+    def getJMSXPropertyNames(self) -> list[str]:
+        return list(self.JMSX_PROPERTY_NAMES)
+
+    # jmspy additions: what the broker said about itself in its open frame.
+    def getBrokerProduct(self) -> str | None:
+        props = self._connection._amqp_properties()
+        product = props.get("product")
+        return str(product) if product is not None else None
+
+    def getBrokerVersion(self) -> str | None:
+        version = self._connection._amqp_properties().get("version")
+        return str(version) if version is not None else None
+
+    def getOfferedCapabilities(self) -> frozenset[str]:
+        return self._connection._offered_capabilities()
+
+
+class Connection:
+    """A JMS connection: one AMQP connection with its engine thread.
+
+    Created stopped. The AMQP open is sent when the connection is first used (or at once when a
+    client id was configured), because the client id travels in the open frame and
+    ``setClientID`` may still be called right after creation.
+    """
+
+    def __init__(self, endpoint: Endpoint, options: ConnectionOptions) -> None:
+        self._endpoint = endpoint
+        self._options = options
+        self._client_id: str | None = options.client_id
+        self._client_id_fixed = options.client_id is not None
+        self._connection_id = f"{options.connection_id_prefix}{uuid.uuid4()}:{next(_connection_seq)}"
+        self._amqp: AmqpConnection | None = None
+        self._open_lock = threading.RLock()
+        self._state = threading.Condition()
+        self._started = False
+        self._closed = False
+        self._closing = False
+        self._used = False
+        self._exception_listener: ExceptionListener | Callable[[JMSException], None] | None = None
+        self._sessions: list[Session] = []
+        self._session_seq = itertools.count(1)
+        self._dispatch_threads: set[threading.Thread] = set()
+        self._deserialization_policy: DeserializationPolicy | None = None
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("started" if self._started else "stopped")
+        return f"Connection({self._endpoint.display()!r}, client_id={self._client_id!r}, {state})"
+
+    # ---- internal --------------------------------------------------------------------------
+
+    @property
+    def options(self) -> ConnectionOptions:
+        return self._options
+
+    def _check_closed(self) -> None:
+        if self._closed or self._closing:
+            raise IllegalStateException("The Connection is closed")
+
+    def _ensure_open(self) -> AmqpConnection:
+        """Open the AMQP connection on first use; return it."""
+        if self._amqp is not None:
+            self._amqp.check_usable()
+            return self._amqp
+        with self._open_lock:
+            if self._amqp is not None:
+                return self._amqp
+            self._check_closed()
+            container_id = self._client_id or (
+                f"{self._options.client_id_prefix}{uuid.uuid4()}:1"
+            )
+            amqp = AmqpConnection(self._endpoint, self._options, container_id,
+                                  self._on_connection_failure)
+            amqp.open()
+            self._amqp = amqp
+            self._used = True
+            return amqp
+
+    def _amqp_properties(self) -> dict[str, Any]:
+        return self._ensure_open().remote_properties
+
+    def _offered_capabilities(self) -> frozenset[str]:
+        return frozenset(self._ensure_open().remote_offered_capabilities)
+
+    def _on_connection_failure(self, error: JMSException) -> None:
+        """Engine thread: the connection failed. Wake every waiter, then tell the listener."""
+        for session in list(self._sessions):
+            session._on_connection_failed(error)
+        with self._state:
+            self._state.notify_all()
+        self._notify_exception_listener(error)
+
+    def _notify_exception_listener(self, error: JMSException) -> None:
+        listener = self._exception_listener
+        if listener is None:
+            return
+
+        def notify() -> None:
+            try:
+                if hasattr(listener, "onException"):
+                    listener.onException(error)
+                else:
+                    listener(error)  # type: ignore[operator]
+            except Exception:
+                log.exception("ExceptionListener raised")
+
+        threading.Thread(target=notify, name="jmspy-exception-listener", daemon=True).start()
+
+    def _on_async_send_failure(self, error: JMSException) -> None:
+        """An asynchronous send failed after send() returned: only the ExceptionListener can
+        hear about it (JMS 2.0 section 6.1.7)."""
+        self._notify_exception_listener(error)
+
+    def _deserialization_policy_object(self) -> DeserializationPolicy:
+        from .message import DeserializationPolicy
+
+        if self._deserialization_policy is None:
+            opts = self._options
+            self._deserialization_policy = DeserializationPolicy(
+                allow_list=[x.strip() for x in opts.deserialization_allow_list.split(",") if x.strip()],
+                deny_list=[x.strip() for x in opts.deserialization_deny_list.split(",") if x.strip()],
+            )
+        return self._deserialization_policy
+
+    def _in_own_listener(self) -> bool:
+        current = threading.current_thread()
+        return any(s._is_dispatch_thread(current) for s in self._sessions)
+
+    def _in_own_completion_callback(self) -> bool:
+        current = threading.current_thread()
+        return any(s._is_completion_thread(current) for s in self._sessions)
+
+    def _wait_started(self, deadline_check: Callable[[], float | None]) -> bool:
+        """Block while the connection is stopped. Returns False if it closed or time ran out."""
+        with self._state:
+            while not self._started and not self._closed:
+                remaining = deadline_check()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._state.wait(remaining if remaining is not None else 1.0)
+            return not self._closed
+
+    # ---- JMS API -------------------------------------------------------------------------
+
+    def getClientID(self) -> str | None:
+        self._check_closed()
+        return self._client_id
+
+    def setClientID(self, clientID: str) -> None:
+        self._check_closed()
+        if self._client_id_fixed:
+            raise IllegalStateException(
+                f"the client id is already set to {self._client_id!r}; it can only be set once"
+            )
+        if self._used or self._amqp is not None:
+            raise IllegalStateException(
+                "setClientID must be called right after the connection is created, "
+                "before any other use of it"
+            )
+        if clientID is None or not str(clientID).strip():
+            raise InvalidClientIDException(f"invalid client id {clientID!r}: must not be empty")
+        self._client_id = clientID
+        self._client_id_fixed = True
+        # The broker checks uniqueness when it sees the open frame: open now so a duplicate id
+        # is reported here as InvalidClientIDException.
+        self._ensure_open()
+
+    def getMetaData(self) -> ConnectionMetaData:
+        self._check_closed()
+        self._used = True
+        return ConnectionMetaData(self)
+
+    def getExceptionListener(self) -> Any:
+        self._check_closed()
+        return self._exception_listener
+
+    def setExceptionListener(
+        self, listener: ExceptionListener | Callable[[JMSException], None] | None
+    ) -> None:
+        self._check_closed()
+        self._used = True
+        self._exception_listener = listener
+
+    def createSession(self, *args: Any) -> Session:
+        """``createSession()``, ``createSession(sessionMode)`` or
+        ``createSession(transacted, acknowledgeMode)`` as in JMS 2.0."""
+        from .session import Session
+
+        self._check_closed()
+        if len(args) == 0:
+            mode = AUTO_ACKNOWLEDGE
+        elif len(args) == 1:
+            mode = args[0]
+            if isinstance(mode, bool):
+                raise JMSException(
+                    "createSession(transacted) needs an acknowledge mode too: "
+                    "use createSession(sessionMode)"
+                )
+        elif len(args) == 2:
+            transacted, ack = args
+            mode = SESSION_TRANSACTED if transacted else ack
+            if not transacted and ack == SESSION_TRANSACTED:
+                raise JMSException(
+                    "acknowledge mode SESSION_TRANSACTED (0) needs transacted=True"
+                )
+        else:
+            raise JMSException(f"createSession takes at most 2 arguments, got {len(args)}")
+        if mode not in ACKNOWLEDGE_MODES:
+            raise JMSException(
+                f"invalid session mode {mode!r}: use AUTO_ACKNOWLEDGE (1), CLIENT_ACKNOWLEDGE (2), "
+                "DUPS_OK_ACKNOWLEDGE (3) or SESSION_TRANSACTED (0)"
+            )
+        if mode == SESSION_TRANSACTED:
+            raise JMSException(
+                "transacted sessions (SESSION_TRANSACTED) are not supported yet by jmspy; "
+                "use AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE or DUPS_OK_ACKNOWLEDGE"
+            )
+        amqp = self._ensure_open()
+        session = Session(self, amqp, mode, next(self._session_seq))
+        self._sessions.append(session)
+        return session
+
+    def start(self) -> None:
+        self._check_closed()
+        self._ensure_open()
+        with self._state:
+            self._started = True
+            self._state.notify_all()
+        for session in list(self._sessions):
+            session._on_connection_started()
+
+    def stop(self) -> None:
+        self._check_closed()
+        if self._in_own_listener():
+            raise IllegalStateException(
+                "Illegal invocation from MessageListener callback: a listener must not stop "
+                "its own connection"
+            )
+        self._ensure_open()
+        with self._state:
+            self._started = False
+        # Returns only when running listeners have returned (JMS 2.0 section 6.1.5).
+        for session in list(self._sessions):
+            session._wait_for_listener()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        if self._in_own_listener():
+            raise IllegalStateException(
+                "Illegal invocation from MessageListener callback: a listener must not close "
+                "its own connection"
+            )
+        if self._in_own_completion_callback():
+            raise IllegalStateException(
+                "Illegal invocation from CompletionListener callback: a completion listener "
+                "must not close its own connection"
+            )
+        self._closing = True
+        try:
+            for session in list(self._sessions):
+                try:
+                    session.close()
+                except JMSException as exc:
+                    log.debug("closing session: %s", exc)
+            if self._amqp is not None:
+                self._amqp.close()
+        finally:
+            with self._state:
+                self._closed = True
+                self._started = False
+                self._state.notify_all()
+
+    def _session_closed(self, session: Session) -> None:
+        try:
+            self._sessions.remove(session)
+        except ValueError:
+            pass
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

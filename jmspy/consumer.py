@@ -1,0 +1,317 @@
+"""MessageConsumer (classic API): synchronous receive from a local prefetch buffer, or a
+MessageListener on the session's dispatch thread."""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ._amqp.codec import decode_message
+from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec
+from .connection import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
+from .destination import Destination, Topic
+from .errors import IllegalStateException, JMSException
+from .message import Message
+
+if TYPE_CHECKING:
+    from .session import Session
+
+log = logging.getLogger("jmspy.consumer")
+
+
+class MessageListener(Protocol):
+    def onMessage(self, message: Message) -> None: ...
+
+
+ListenerLike = MessageListener | Callable[[Message], Any]
+
+
+class MessageConsumer:
+    """Receives messages from one destination."""
+
+    def __init__(
+        self,
+        session: Session,
+        destination: Destination,
+        selector: str | None,
+        no_local: bool,
+        seq: int,
+    ) -> None:
+        self._session = session
+        self._connection = session._connection
+        self._destination = destination
+        self._selector = selector
+        self._no_local = no_local
+        self._consumer_id = f"{session._session_id}:{seq}"
+        self._listener: ListenerLike | None = None
+        self._buffer: collections.deque[InboundDelivery] = collections.deque()
+        self._cv = threading.Condition()
+        self._closed = False
+        self._failure: JMSException | None = None
+        self._receiving = 0
+        options = self._connection.options
+        self._local_expiry = options.local_message_expiry
+        self._receive_local_only = options.receive_local_only
+        self._receive_no_wait_local_only = options.receive_no_wait_local_only
+        self._drain_timeout = options.drain_timeout
+        kind = "topic" if isinstance(destination, Topic) else "queue"
+        prefetch = options.prefetch_for(kind)
+        policy = self._connection._deserialization_policy_object()
+        spec = LinkSpec(
+            name=f"jmspy:receiver:{self._consumer_id}:{destination.address}",
+            address=destination.address,
+            capabilities=(destination.kind,),
+            selector=selector,
+            no_local=no_local,
+        )
+
+        def decode(payload: bytes) -> Message:
+            return decode_message(payload, destination, deserialization_policy=policy)
+
+        self._receiver: AmqpReceiver = session._amqp.create_receiver(
+            spec, prefetch, decode, self._on_inbound, self._on_link_closed
+        )
+        self._receiver.buffered_count = self._buffered_count  # type: ignore[method-assign]
+
+    def __repr__(self) -> str:
+        return f"MessageConsumer({self._destination!r}, selector={self._selector!r})"
+
+    # ---- engine thread -----------------------------------------------------------------------
+
+    def _on_inbound(self, inbound: InboundDelivery) -> None:
+        with self._cv:
+            self._buffer.append(inbound)
+            self._cv.notify()
+        if self._listener is not None:
+            self._session._signal_ready(self)
+
+    def _on_link_closed(self, error: JMSException) -> None:
+        with self._cv:
+            if self._failure is None:
+                self._failure = error
+            self._cv.notify_all()
+
+    # ---- internal ----------------------------------------------------------------------------
+
+    def _buffered_count(self) -> int:
+        return len(self._buffer)
+
+    def _on_connection_started(self) -> None:
+        with self._cv:
+            self._cv.notify_all()
+            pending = len(self._buffer)
+        if self._listener is not None and pending:
+            self._session._signal_ready(self, pending)
+
+    def _check_closed(self) -> None:
+        if self._closed:
+            raise IllegalStateException("The MessageConsumer is closed")
+        self._session._check_closed()
+
+    def _take(self) -> InboundDelivery | None:
+        """Pop the next deliverable message; expired ones are settled and skipped."""
+        while self._buffer:
+            inbound = self._buffer.popleft()
+            self._receiver.credit_consumed()
+            if self._local_expiry:
+                expiration = inbound.message.getJMSExpiration()
+                if expiration and expiration <= time.time_ns() // 1_000_000:
+                    log.debug("dropping expired message %s", inbound.message.getJMSMessageID())
+                    self._receiver.settle(inbound, "modified", failed=True, undeliverable=True)
+                    continue
+            return inbound
+        return None
+
+    def _hand_over(self, inbound: InboundDelivery) -> Message:
+        """Acknowledge according to the session mode as the message reaches the application."""
+        message = inbound.message
+        mode = self._session._mode
+        if mode == CLIENT_ACKNOWLEDGE:
+            self._session._track_unacked(inbound)
+            message._acknowledge_callback = self._session._acknowledge
+        elif mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
+            self._receiver.settle(inbound, "accepted")
+        return message
+
+    def _redeliver_locally(self, inbounds: list[InboundDelivery]) -> None:
+        """Session.recover(): put delivered-unacknowledged messages back at the front of the
+        buffer, in their original order, counted as one more delivery attempt."""
+        for inbound in inbounds:
+            _mark_redelivered(inbound.message)
+        with self._cv:
+            self._buffer.extendleft(reversed(inbounds))
+            self._cv.notify()
+        if self._listener is not None:
+            self._session._signal_ready(self, len(inbounds))
+
+    def _dispatch_one(self) -> None:
+        """Session dispatch thread: deliver one buffered message to the listener."""
+        listener = self._listener
+        if listener is None or self._closed:
+            return
+        with self._cv:
+            inbound = self._take()
+        if inbound is None:
+            return
+        session = self._session
+        mode = session._mode
+        message = inbound.message
+        if mode == CLIENT_ACKNOWLEDGE:
+            session._track_unacked(inbound)
+            message._acknowledge_callback = session._acknowledge
+        session._current_listener_delivery = inbound
+        session._recover_requested = False
+        failed = False
+        try:
+            if hasattr(listener, "onMessage"):
+                listener.onMessage(message)
+            else:
+                listener(message)  # type: ignore[operator]
+        except Exception:
+            failed = True
+            log.exception(
+                "MessageListener raised on message %s from %s; the message is redelivered",
+                message.getJMSMessageID(),
+                self._destination,
+            )
+        finally:
+            session._current_listener_delivery = None
+        if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
+            if session._recover_requested and not self._closed:
+                session._recover_requested = False
+                self._redeliver_locally([inbound])
+            elif failed:
+                # A failed delivery: the broker counts it and redelivers (JMSRedelivered).
+                self._receiver.settle(inbound, "modified", failed=True)
+            else:
+                self._receiver.settle(inbound, "accepted")
+
+    # ---- JMS API -------------------------------------------------------------------------------
+
+    def getMessageSelector(self) -> str | None:
+        self._check_closed()
+        return self._selector
+
+    def getNoLocal(self) -> bool:
+        self._check_closed()
+        return self._no_local
+
+    def getDestination(self) -> Destination:
+        return self._destination
+
+    def getMessageListener(self) -> ListenerLike | None:
+        self._check_closed()
+        return self._listener
+
+    def setMessageListener(self, listener: ListenerLike | None) -> None:
+        self._check_closed()
+        self._listener = listener
+        if listener is not None:
+            self._session._ensure_dispatcher()
+            with self._cv:
+                pending = len(self._buffer)
+            if pending:
+                self._session._signal_ready(self, pending)
+
+    def receive(self, timeout: int | None = None) -> Message | None:
+        """Wait for a message; ``timeout`` in ms (None or 0: wait until one arrives or the
+        consumer is closed)."""
+        if timeout is not None and timeout < 0:
+            raise JMSException(f"receive timeout must not be negative, got {timeout}")
+        return self._receive(None if not timeout else timeout / 1000.0, no_wait=False)
+
+    def receiveNoWait(self) -> Message | None:
+        return self._receive(0.0, no_wait=True)
+
+    def _receive(self, timeout_s: float | None, no_wait: bool) -> Message | None:
+        self._check_closed()
+        if self._session._has_listener():
+            raise IllegalStateException(
+                "Cannot synchronously receive a message when a MessageListener is set on this "
+                "session"
+            )
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        drained = False
+        connection = self._connection
+        with self._cv:
+            self._receiving += 1
+            try:
+                while True:
+                    if self._closed:
+                        return None
+                    if connection._started:
+                        inbound = self._take()
+                        if inbound is not None:
+                            return self._hand_over(inbound)
+                    if self._failure is not None:
+                        raise JMSException(
+                            f"the consumer on {self._destination} can no longer receive: "
+                            f"{self._failure.reason}",
+                            linked=self._failure,
+                        )
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        local_only = (
+                            self._receive_no_wait_local_only if no_wait
+                            else self._receive_local_only
+                        )
+                        if drained or local_only or not connection._started:
+                            return None
+                        # Before returning null, fetch what the broker still has (a drain),
+                        # so receiveNoWait right after a send sees the message.
+                        drained = True
+                        self._cv.release()
+                        try:
+                            self._receiver.drain(self._drain_timeout)
+                        finally:
+                            self._cv.acquire()
+                            self._receiver.restore_credit()
+                        continue
+                    self._cv.wait(remaining if remaining is not None else 1.0)
+            finally:
+                self._receiving -= 1
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._session._wait_for_listener()
+        self._close_internal()
+
+    def _close_internal(self) -> None:
+        if self._closed:
+            return
+        with self._cv:
+            self._closed = True
+            undelivered = list(self._buffer)
+            self._buffer.clear()
+            self._cv.notify_all()
+        # Prefetched, never delivered: back to the broker untouched. Delivered but not
+        # acknowledged (CLIENT_ACKNOWLEDGE): a failed delivery, counted by the broker.
+        self._receiver.settle_many(undelivered, "released")
+        if self._session._mode == CLIENT_ACKNOWLEDGE:
+            unacked = self._session._forget_unacked(self)
+            self._receiver.settle_many(unacked, "modified", failed=True)
+        self._receiver.close()
+        self._session._consumer_closed(self)
+
+    def __enter__(self) -> MessageConsumer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[Message]:
+        """Iterate over messages until the consumer is closed (``for m in consumer``)."""
+        while True:
+            message = self.receive()
+            if message is None:
+                return
+            yield message
+
+
+def _mark_redelivered(message: Message) -> None:
+    message._mark_redelivered()

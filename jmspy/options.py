@@ -1,0 +1,177 @@
+"""Connection options: the URL query in the Qpid JMS style, validated by one pydantic model.
+
+``amqp://host:port?jms.connectTimeout=5000&amqp.idleTimeout=30000&transport.tcpNoDelay=true``
+
+Every option has one dotted name (the Qpid JMS name where Qpid JMS has the option) and one
+snake_case name usable as a keyword argument of :class:`jmspy.ConnectionFactory`. An unknown
+option is an :class:`~jmspy.errors.IllegalArgumentException` naming it, as in Qpid JMS.
+
+jmspy's defaults differ from Qpid JMS in one deliberate way: every blocking call has a finite
+timeout (Qpid JMS waits forever for sends and requests by default), so that no call can hang.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from .errors import IllegalArgumentException
+
+DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671}
+
+
+class ConnectionOptions(BaseModel):
+    """All options of a connection; field aliases are the URL names."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    # --- jms.* (connection level, Qpid JMS names) ---
+    username: str | None = Field(None, alias="jms.username")
+    password: SecretStr | None = Field(None, alias="jms.password")
+    client_id: str | None = Field(None, alias="jms.clientID")
+    await_client_id: bool = Field(True, alias="jms.awaitClientID")
+    client_id_prefix: str = Field("ID:", alias="jms.clientIDPrefix")
+    connection_id_prefix: str = Field("ID:", alias="jms.connectionIDPrefix")
+    connect_timeout: int = Field(15000, alias="jms.connectTimeout", gt=0)
+    close_timeout: int = Field(15000, alias="jms.closeTimeout", gt=0)
+    send_timeout: int = Field(30000, alias="jms.sendTimeout", gt=0)
+    request_timeout: int = Field(30000, alias="jms.requestTimeout", gt=0)
+    force_async_send: bool = Field(False, alias="jms.forceAsyncSend")
+    force_sync_send: bool = Field(False, alias="jms.forceSyncSend")
+    local_message_expiry: bool = Field(True, alias="jms.localMessageExpiry")
+    local_message_priority: bool = Field(False, alias="jms.localMessagePriority")
+    validate_property_names: bool = Field(True, alias="jms.validatePropertyNames")
+    populate_jmsx_user_id: bool = Field(False, alias="jms.populateJMSXUserID")
+    receive_local_only: bool = Field(False, alias="jms.receiveLocalOnly")
+    receive_no_wait_local_only: bool = Field(False, alias="jms.receiveNoWaitLocalOnly")
+    max_async_sends_in_flight: int = Field(2048, alias="jms.maxAsyncSendsInFlight", gt=0)
+    prefetch_all: int | None = Field(None, alias="jms.prefetchPolicy.all", ge=0, le=32767)
+    queue_prefetch: int = Field(1000, alias="jms.prefetchPolicy.queuePrefetch", ge=0, le=32767)
+    topic_prefetch: int = Field(1000, alias="jms.prefetchPolicy.topicPrefetch", ge=0, le=32767)
+    queue_browser_prefetch: int = Field(
+        1000, alias="jms.prefetchPolicy.queueBrowserPrefetch", ge=0, le=32767
+    )
+    durable_topic_prefetch: int = Field(
+        1000, alias="jms.prefetchPolicy.durableTopicPrefetch", ge=0, le=32767
+    )
+    deserialization_allow_list: str = Field("", alias="jms.deserializationPolicy.allowList")
+    deserialization_deny_list: str = Field("", alias="jms.deserializationPolicy.denyList")
+
+    # --- amqp.* ---
+    idle_timeout: int = Field(60000, alias="amqp.idleTimeout", ge=0)
+    vhost: str | None = Field(None, alias="amqp.vhost")
+    sasl_mechanisms: str | None = Field(None, alias="amqp.saslMechanisms")
+    max_frame_size: int = Field(1048576, alias="amqp.maxFrameSize", ge=512)
+    drain_timeout: int = Field(60000, alias="amqp.drainTimeout", gt=0)
+    trace_frames: bool = Field(False, alias="amqp.traceFrames")
+
+    # --- transport.* ---
+    tcp_no_delay: bool = Field(True, alias="transport.tcpNoDelay")
+    tcp_keep_alive: bool = Field(False, alias="transport.tcpKeepAlive")
+    send_buffer_size: int = Field(65536, alias="transport.sendBufferSize", gt=0)
+    receive_buffer_size: int = Field(65536, alias="transport.receiveBufferSize", gt=0)
+    trust_store_location: str | None = Field(None, alias="transport.trustStoreLocation")
+    key_store_location: str | None = Field(None, alias="transport.keyStoreLocation")
+    key_store_password: SecretStr | None = Field(None, alias="transport.keyStorePassword")
+    verify_host: bool = Field(True, alias="transport.verifyHost")
+    trust_all: bool = Field(False, alias="transport.trustAll")
+
+    # --- jmspy.* (ours) ---
+    adapter: str | None = Field(None, alias="jmspy.adapter")
+
+    @field_validator("client_id")
+    @classmethod
+    def _client_id_not_empty(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("jms.clientID must not be empty")
+        return value
+
+    def prefetch_for(self, kind: str) -> int:
+        """Prefetch for a consumer kind: queue, topic, durable, browser."""
+        if self.prefetch_all is not None:
+            return self.prefetch_all
+        return {
+            "queue": self.queue_prefetch,
+            "topic": self.topic_prefetch,
+            "durable": self.durable_topic_prefetch,
+            "browser": self.queue_browser_prefetch,
+        }[kind]
+
+    def __repr_args__(self) -> Any:
+        # Secrets are already masked by SecretStr; keep the repr short too.
+        return [(k, v) for k, v in super().__repr_args__() if v is not None]
+
+
+_ALIASES = {f.alias: name for name, f in ConnectionOptions.model_fields.items() if f.alias}
+_FIELDS = set(ConnectionOptions.model_fields)
+
+
+class Endpoint(BaseModel):
+    """Where to connect: scheme, host and port of the URL (credentials never live in the URL)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scheme: str
+    host: str
+    port: int
+
+    @property
+    def tls(self) -> bool:
+        return self.scheme == "amqps"
+
+    def display(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}"
+
+
+def parse_url(url: str) -> tuple[Endpoint, dict[str, str]]:
+    """Split a connection URL into its endpoint and raw query options."""
+    parts = urlsplit(url)
+    if parts.scheme not in DEFAULT_PORTS:
+        raise IllegalArgumentException(
+            f"unsupported URL scheme {parts.scheme!r} in {_without_query(url)!r}: "
+            "use amqp://host:port or amqps://host:port"
+        )
+    if parts.username is not None or parts.password is not None:
+        # As in Qpid JMS: credentials in the URL end up in logs; they belong in options.
+        raise IllegalArgumentException(
+            "the connection URL must not contain user information; "
+            "pass username and password to the ConnectionFactory instead"
+        )
+    host = parts.hostname or "localhost"
+    try:
+        port = parts.port or DEFAULT_PORTS[parts.scheme]
+    except ValueError as exc:
+        raise IllegalArgumentException(f"invalid port in connection URL: {exc}") from None
+    query = dict(parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False))
+    return Endpoint(scheme=parts.scheme, host=host, port=port), query
+
+
+def build_options(query: dict[str, str], overrides: dict[str, Any]) -> ConnectionOptions:
+    """Validate URL options and keyword overrides (dotted or snake_case names) together."""
+    values: dict[str, Any] = {}
+    for source in (query, overrides):
+        for key, value in source.items():
+            name = _ALIASES.get(key, key if key in _FIELDS else None)
+            if name is None:
+                raise IllegalArgumentException(
+                    f"unknown connection option {key!r}; known options: "
+                    + ", ".join(sorted(_ALIASES))
+                )
+            if value is not None:
+                values[name] = value
+    try:
+        return ConnectionOptions.model_validate(values)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            field = str(err["loc"][0]) if err["loc"] else "?"
+            alias = ConnectionOptions.model_fields[field].alias if field in _FIELDS else field
+            shown = "***" if "password" in field else repr(err.get("input"))
+            problems.append(f"{alias}={shown}: {err['msg']}")
+        raise IllegalArgumentException("invalid connection option " + "; ".join(problems)) from None
+
+
+def _without_query(url: str) -> str:
+    return url.split("?", 1)[0]

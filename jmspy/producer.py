@@ -1,0 +1,258 @@
+"""MessageProducer (classic API)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from ._amqp.codec import encode_message
+from ._amqp.provider import ANONYMOUS_RELAY, AmqpSender, LinkSpec
+from .destination import Destination
+from .errors import (
+    IllegalStateException,
+    InvalidDestinationException,
+    JMSException,
+    MessageFormatException,
+    UnsupportedOperationException,
+)
+from .message import DeliveryMode, Message
+
+if TYPE_CHECKING:
+    from .session import Session
+
+log = logging.getLogger("jmspy.producer")
+
+DEFAULT_PRIORITY = 4
+_VALID_MODES = (DeliveryMode.NON_PERSISTENT, DeliveryMode.PERSISTENT)
+
+
+def validate_delivery_mode(mode: Any) -> int:
+    if isinstance(mode, bool) or mode not in _VALID_MODES:
+        raise JMSException(
+            f"Invalid DeliveryMode specified: {mode!r} (use DeliveryMode.PERSISTENT (2) or "
+            "DeliveryMode.NON_PERSISTENT (1))"
+        )
+    return int(mode)
+
+
+def validate_priority(priority: Any) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 9:
+        raise JMSException(f"Priority value given {priority!r} is out of range (0..9)")
+    return priority
+
+
+def validate_milliseconds(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise JMSException(f"{name} must be an integer number of milliseconds, got {value!r}")
+    if value < 0:
+        raise JMSException(f"{name} must not be negative, got {value}")
+    return value
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class MessageProducer:
+    """Sends messages to a destination (or, when created without one, to any destination)."""
+
+    def __init__(self, session: Session, destination: Destination | None, seq: int) -> None:
+        self._session = session
+        self._connection = session._connection
+        self._destination = destination
+        self._producer_id = f"{session._session_id}:{seq}"
+        self._id_prefix = self._producer_id + "-"
+        self._message_seq = itertools.count(1)
+        self._delivery_mode = DeliveryMode.PERSISTENT
+        self._priority = DEFAULT_PRIORITY
+        self._time_to_live = 0
+        self._delivery_delay = 0
+        self._disable_message_id = False
+        self._disable_timestamp = False
+        self._closed = False
+        options = self._connection.options
+        self._send_timeout = options.send_timeout
+        self._force_async = options.force_async_send
+        self._force_sync = options.force_sync_send
+        self._max_in_flight = options.max_async_sends_in_flight
+        self._links: dict[Destination | None, AmqpSender] = {}
+        self._link_seq = itertools.count(1)
+        if destination is not None:
+            self._links[destination] = self._attach(destination)
+        elif ANONYMOUS_RELAY in session._amqp_connection.remote_offered_capabilities:
+            self._links[None] = self._attach(None)
+
+    def __repr__(self) -> str:
+        return f"MessageProducer(destination={self._destination!r})"
+
+    def _attach(self, destination: Destination | None) -> AmqpSender:
+        address = destination.address if destination is not None else None
+        capabilities = (destination.kind,) if destination is not None else ()
+        spec = LinkSpec(
+            name=f"jmspy:sender:{self._producer_id}:{next(self._link_seq)}:{address or ''}",
+            address=address,
+            capabilities=capabilities,
+        )
+        sender = self._session._amqp.create_sender(spec, self._max_in_flight)
+        sender.async_failure_handler = self._connection._on_async_send_failure
+        return sender
+
+    def _link_for(self, destination: Destination) -> AmqpSender:
+        link = self._links.get(None) if self._destination is None else None
+        if link is not None:
+            return link
+        link = self._links.get(destination)
+        if link is None:
+            # The peer offers no anonymous relay: one link per destination, kept until close.
+            link = self._attach(destination)
+            self._links[destination] = link
+        return link
+
+    def _check_closed(self) -> None:
+        if self._closed:
+            raise IllegalStateException("The MessageProducer is closed")
+        self._session._check_closed()
+
+    # ---- settings ------------------------------------------------------------------------
+
+    def getDestination(self) -> Destination | None:
+        self._check_closed()
+        return self._destination
+
+    def setDeliveryMode(self, deliveryMode: int) -> None:
+        self._check_closed()
+        self._delivery_mode = validate_delivery_mode(deliveryMode)
+
+    def getDeliveryMode(self) -> int:
+        self._check_closed()
+        return self._delivery_mode
+
+    def setPriority(self, defaultPriority: int) -> None:
+        self._check_closed()
+        self._priority = validate_priority(defaultPriority)
+
+    def getPriority(self) -> int:
+        self._check_closed()
+        return self._priority
+
+    def setTimeToLive(self, timeToLive: int) -> None:
+        self._check_closed()
+        self._time_to_live = validate_milliseconds("timeToLive", timeToLive)
+
+    def getTimeToLive(self) -> int:
+        self._check_closed()
+        return self._time_to_live
+
+    def setDeliveryDelay(self, deliveryDelay: int) -> None:
+        self._check_closed()
+        self._delivery_delay = validate_milliseconds("deliveryDelay", deliveryDelay)
+
+    def getDeliveryDelay(self) -> int:
+        self._check_closed()
+        return self._delivery_delay
+
+    def setDisableMessageID(self, value: bool) -> None:
+        self._check_closed()
+        self._disable_message_id = bool(value)
+
+    def getDisableMessageID(self) -> bool:
+        self._check_closed()
+        return self._disable_message_id
+
+    def setDisableMessageTimestamp(self, value: bool) -> None:
+        self._check_closed()
+        self._disable_timestamp = bool(value)
+
+    def getDisableMessageTimestamp(self) -> bool:
+        self._check_closed()
+        return self._disable_timestamp
+
+    # ---- send ------------------------------------------------------------------------------
+
+    def send(self, *args: Any) -> None:
+        """``send(message[, deliveryMode, priority, timeToLive])`` or
+        ``send(destination, message[, deliveryMode, priority, timeToLive])``."""
+        self._check_closed()
+        if len(args) in (2, 5) or (args and isinstance(args[0], Destination)):
+            destination, message, *rest = args
+            if self._destination is not None:
+                raise UnsupportedOperationException(
+                    f"this producer was created for {self._destination}; "
+                    "use send(message) without a destination"
+                )
+            if destination is None:
+                raise InvalidDestinationException("Destination must not be null")
+            if not isinstance(destination, Destination):
+                raise InvalidDestinationException(f"invalid destination {destination!r}")
+        elif len(args) in (1, 4):
+            message, *rest = args
+            if self._destination is None:
+                raise UnsupportedOperationException(
+                    "this producer has no destination; use send(destination, message)"
+                )
+            destination = self._destination
+        else:
+            raise JMSException(f"send takes 1, 2, 4 or 5 arguments, got {len(args)}")
+        if rest:
+            mode = validate_delivery_mode(rest[0])
+            priority = validate_priority(rest[1])
+            ttl = validate_milliseconds("timeToLive", rest[2])
+        else:
+            mode, priority, ttl = self._delivery_mode, self._priority, self._time_to_live
+        self._send(destination, message, mode, priority, ttl, self._delivery_delay)
+
+    def _send(
+        self,
+        destination: Destination,
+        message: Message,
+        mode: int,
+        priority: int,
+        ttl: int,
+        delay: int,
+    ) -> None:
+        if message is None:
+            raise MessageFormatException("Message must not be null")
+        if not isinstance(message, Message):
+            raise MessageFormatException(
+                f"cannot send {type(message).__name__}: expected a jmspy Message"
+            )
+        link = self._link_for(destination)
+        timestamp = now_ms()
+        message.setJMSDestination(destination)
+        message.setJMSDeliveryMode(mode)
+        message.setJMSPriority(priority)
+        message.setJMSRedelivered(False)
+        message.setJMSTimestamp(0 if self._disable_timestamp else timestamp)
+        message.setJMSExpiration(timestamp + ttl if ttl > 0 else 0)
+        message.setJMSDeliveryTime(timestamp + delay)
+        message.setJMSMessageID(
+            None if self._disable_message_id else self._id_prefix + str(next(self._message_seq))
+        )
+        payload = encode_message(message, ttl=ttl, delivery_time_transmitted=delay > 0)
+        if self._force_sync:
+            sync = True
+        elif self._force_async:
+            sync = False
+        else:
+            sync = mode == DeliveryMode.PERSISTENT
+        link.send(payload, sync, self._send_timeout)
+
+    # ---- close -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        timeout_s = self._connection.options.close_timeout / 1000.0
+        for link in self._links.values():
+            link.wait_settled(timeout_s)
+            link.close()
+        self._session._producer_closed(self)
+
+    def __enter__(self) -> MessageProducer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

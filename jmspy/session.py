@@ -1,0 +1,328 @@
+"""Session: producers, consumers, acknowledgement and the listener dispatch thread."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ._amqp.provider import AmqpConnection, AmqpSession, InboundDelivery
+from .connection import (
+    ACKNOWLEDGE_MODES,
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DUPS_OK_ACKNOWLEDGE,
+    SESSION_TRANSACTED,
+)
+from .destination import Destination, Queue, Topic
+from .errors import IllegalStateException, InvalidDestinationException, JMSException
+from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+
+if TYPE_CHECKING:
+    from .connection import Connection
+    from .consumer import MessageConsumer
+    from .producer import MessageProducer
+
+log = logging.getLogger("jmspy.session")
+
+
+class Session:
+    """A single-threaded context for producing and consuming (JMS 2.0 section 6.2)."""
+
+    SESSION_TRANSACTED = SESSION_TRANSACTED
+    AUTO_ACKNOWLEDGE = AUTO_ACKNOWLEDGE
+    CLIENT_ACKNOWLEDGE = CLIENT_ACKNOWLEDGE
+    DUPS_OK_ACKNOWLEDGE = DUPS_OK_ACKNOWLEDGE
+
+    def __init__(self, connection: Connection, amqp: AmqpConnection, mode: int, seq: int) -> None:
+        self._connection = connection
+        self._amqp_connection = amqp
+        self._mode = mode
+        self._seq = seq
+        self._session_id = f"{connection._connection_id}:{seq}"
+        self._amqp: AmqpSession = amqp.create_session()
+        self._producers: list[MessageProducer] = []
+        self._consumers: list[MessageConsumer] = []
+        self._producer_seq = itertools.count(1)
+        self._consumer_seq = itertools.count(1)
+        self._closed = False
+        self._closing = False
+        # CLIENT_ACKNOWLEDGE: every message handed to the application and not yet acknowledged,
+        # in delivery order (acknowledge() covers all of them, across consumers).
+        self._unacked: list[InboundDelivery] = []
+        self._unacked_lock = threading.Lock()
+        # Listener dispatch: one thread per session, created when the first listener is set.
+        self._ready: queue.SimpleQueue[MessageConsumer | None] = queue.SimpleQueue()
+        self._dispatcher: threading.Thread | None = None
+        self._delivery_lock = threading.RLock()
+        self._current_listener_delivery: InboundDelivery | None = None
+        self._recover_requested = False
+
+    def __repr__(self) -> str:
+        return f"Session({ACKNOWLEDGE_MODES[self._mode]}, {'closed' if self._closed else 'open'})"
+
+    # ---- internal ------------------------------------------------------------------------
+
+    def _check_closed(self) -> None:
+        if self._closed or self._closing:
+            raise IllegalStateException("The Session is closed")
+        self._connection._check_closed()
+
+    def _is_dispatch_thread(self, thread: threading.Thread) -> bool:
+        return self._dispatcher is thread
+
+    def _is_completion_thread(self, thread: threading.Thread) -> bool:
+        return False
+
+    def _has_listener(self) -> bool:
+        return any(c._listener is not None for c in self._consumers)
+
+    def _ensure_dispatcher(self) -> None:
+        if self._dispatcher is None:
+            self._dispatcher = threading.Thread(
+                target=self._dispatch_loop, name=f"jmspy-session-{self._seq}", daemon=True
+            )
+            self._dispatcher.start()
+
+    def _signal_ready(self, consumer: MessageConsumer, count: int = 1) -> None:
+        for _ in range(count):
+            self._ready.put(consumer)
+
+    def _dispatch_loop(self) -> None:
+        connection = self._connection
+        while True:
+            consumer = self._ready.get()
+            if consumer is None:
+                return
+            if not connection._wait_started(lambda: None):
+                return
+            try:
+                with self._delivery_lock:
+                    if not connection._started:
+                        # Stopped between the wait and the lock: keep the work for later.
+                        self._ready.put(consumer)
+                        continue
+                    if self._closed:
+                        return
+                    consumer._dispatch_one()
+            except Exception:
+                # A dispatch failure must never kill the session's thread silently.
+                log.exception("message dispatch failed on session %s", self._seq)
+
+    def _wait_for_listener(self) -> None:
+        """Return once no listener of this session is running (used by stop and close)."""
+        if self._dispatcher is threading.current_thread():
+            return
+        with self._delivery_lock:
+            pass
+
+    def _on_connection_started(self) -> None:
+        for consumer in list(self._consumers):
+            consumer._on_connection_started()
+
+    def _on_connection_failed(self, error: JMSException) -> None:
+        for consumer in list(self._consumers):
+            consumer._on_link_closed(error)
+
+    def _track_unacked(self, inbound: InboundDelivery) -> None:
+        with self._unacked_lock:
+            self._unacked.append(inbound)
+
+    def _acknowledge(self) -> None:
+        """Message.acknowledge() in CLIENT_ACKNOWLEDGE mode: every message delivered so far."""
+        if self._closed:
+            raise IllegalStateException(
+                "cannot acknowledge: the session that received the message is closed"
+            )
+        if self._mode != CLIENT_ACKNOWLEDGE:
+            return
+        with self._unacked_lock:
+            pending, self._unacked = self._unacked, []
+        _settle_grouped(pending, "accepted")
+
+    def _forget_unacked(self, consumer: MessageConsumer) -> list[InboundDelivery]:
+        with self._unacked_lock:
+            mine = [d for d in self._unacked if d.receiver is consumer._receiver]
+            self._unacked = [d for d in self._unacked if d.receiver is not consumer._receiver]
+        return mine
+
+    def _consumer_closed(self, consumer: MessageConsumer) -> None:
+        try:
+            self._consumers.remove(consumer)
+        except ValueError:
+            pass
+
+    def _producer_closed(self, producer: MessageProducer) -> None:
+        try:
+            self._producers.remove(producer)
+        except ValueError:
+            pass
+
+    # ---- message factories -------------------------------------------------------------
+
+    def createMessage(self) -> Message:
+        self._check_closed()
+        return Message()
+
+    def createTextMessage(self, text: str | None = None) -> TextMessage:
+        self._check_closed()
+        message = TextMessage()
+        if text is not None:
+            message.setText(text)
+        return message
+
+    def createBytesMessage(self) -> BytesMessage:
+        self._check_closed()
+        return BytesMessage()
+
+    def createMapMessage(self) -> MapMessage:
+        self._check_closed()
+        return MapMessage()
+
+    def createStreamMessage(self) -> StreamMessage:
+        self._check_closed()
+        return StreamMessage()
+
+    def createObjectMessage(self, obj: Any = None) -> ObjectMessage:
+        self._check_closed()
+        message = ObjectMessage()
+        if obj is not None:
+            message.setObject(obj)
+        return message
+
+    # ---- destinations ---------------------------------------------------------------------
+
+    def createQueue(self, queueName: str) -> Queue:
+        self._check_closed()
+        return Queue(queueName)
+
+    def createTopic(self, topicName: str) -> Topic:
+        self._check_closed()
+        return Topic(topicName)
+
+    # ---- producers and consumers --------------------------------------------------------
+
+    def createProducer(self, destination: Destination | None = None) -> MessageProducer:
+        from .producer import MessageProducer
+
+        self._check_closed()
+        if destination is not None and not isinstance(destination, Destination):
+            raise InvalidDestinationException(
+                f"invalid destination {destination!r}: expected a Queue or Topic"
+            )
+        producer = MessageProducer(self, destination, next(self._producer_seq))
+        self._producers.append(producer)
+        return producer
+
+    def createConsumer(
+        self,
+        destination: Destination | None,
+        messageSelector: str | None = None,
+        noLocal: bool = False,
+    ) -> MessageConsumer:
+        from .consumer import MessageConsumer
+
+        self._check_closed()
+        if destination is None or not isinstance(destination, Destination):
+            raise InvalidDestinationException(
+                f"invalid destination {destination!r}: a consumer needs a Queue or Topic"
+            )
+        if messageSelector is not None and not messageSelector.strip():
+            messageSelector = None
+        consumer = MessageConsumer(
+            self, destination, messageSelector, noLocal, next(self._consumer_seq)
+        )
+        self._consumers.append(consumer)
+        if self._connection._started:
+            consumer._on_connection_started()
+        return consumer
+
+    # ---- session state ----------------------------------------------------------------------
+
+    def getTransacted(self) -> bool:
+        self._check_closed()
+        return self._mode == SESSION_TRANSACTED
+
+    def getAcknowledgeMode(self) -> int:
+        self._check_closed()
+        return self._mode
+
+    def commit(self) -> None:
+        self._check_closed()
+        raise IllegalStateException("commit() needs a transacted session: Not a transacted session")
+
+    def rollback(self) -> None:
+        self._check_closed()
+        raise IllegalStateException(
+            "rollback() needs a transacted session: Not a transacted session"
+        )
+
+    def recover(self) -> None:
+        """Redeliver every unacknowledged message, from the first one, marked redelivered."""
+        self._check_closed()
+        if self._mode == SESSION_TRANSACTED:
+            raise IllegalStateException("Cannot call recover() on a transacted session")
+        on_dispatch = self._dispatcher is threading.current_thread()
+        if self._mode == CLIENT_ACKNOWLEDGE:
+            with self._delivery_lock:
+                with self._unacked_lock:
+                    pending, self._unacked = self._unacked, []
+                by_consumer: dict[int, list[InboundDelivery]] = {}
+                for inbound in pending:
+                    by_consumer.setdefault(id(inbound.receiver), []).append(inbound)
+                for consumer in list(self._consumers):
+                    mine = by_consumer.get(id(consumer._receiver))
+                    if mine:
+                        consumer._redeliver_locally(mine)
+        elif on_dispatch and self._current_listener_delivery is not None:
+            # AUTO/DUPS_OK inside onMessage: the current message is delivered again.
+            self._recover_requested = True
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        if self._dispatcher is threading.current_thread():
+            raise IllegalStateException(
+                "Illegal invocation from MessageListener callback: a listener must not close "
+                "its own session"
+            )
+        self._closing = True
+        try:
+            with self._delivery_lock:
+                for consumer in list(self._consumers):
+                    try:
+                        consumer._close_internal()
+                    except JMSException as exc:
+                        log.debug("closing consumer: %s", exc)
+                for producer in list(self._producers):
+                    try:
+                        producer.close()
+                    except JMSException as exc:
+                        log.debug("closing producer: %s", exc)
+                # Unacknowledged CLIENT_ACKNOWLEDGE messages were settled as failed deliveries
+                # by their consumers' close; nothing is acknowledged by closing (JMS 6.2.15).
+                self._amqp.close()
+                self._closed = True
+        finally:
+            self._closed = True
+            if self._dispatcher is not None:
+                self._ready.put(None)
+            self._connection._session_closed(self)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _settle_grouped(inbounds: list[InboundDelivery], outcome: str, failed: bool = True,
+                    undeliverable: bool = False) -> None:
+    """Settle deliveries with one hand-over per link rather than one per message."""
+    by_receiver: dict[int, list[InboundDelivery]] = {}
+    for inbound in inbounds:
+        by_receiver.setdefault(id(inbound.receiver), []).append(inbound)
+    for group in by_receiver.values():
+        group[0].receiver.settle_many(group, outcome, failed, undeliverable)
