@@ -1358,6 +1358,9 @@ class _PeerConnection:
             # Still in SASL: the only way to refuse is to hang up.
             self.close_after_flush = True
             return
+        if self.connection.state & Connection.LOCAL_UNINIT:
+            # proton would send a bare open for us; send ours so the client sees our caps.
+            self.connection.open()
         if condition is not None:
             self.connection.condition = Condition(condition, description)
         self.connection.close()
