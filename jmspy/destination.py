@@ -1,0 +1,198 @@
+"""JMS destinations: queues, topics and their temporary variants.
+
+Each class carries the two AMQP facts the wire mapping needs (see the Qpid JMS mapping):
+
+* ``kind``: the link capability symbol (``queue``, ``topic``, ``temporary-queue``,
+  ``temporary-topic``) put on the Source/Target of a link to this destination;
+* ``type_code``: the byte written in the ``x-opt-jms-dest`` / ``x-opt-jms-reply-to`` message
+  annotations (queue=0, topic=1, temporary queue=2, temporary topic=3).
+
+This module is pure Python so the message model can use it without importing proton.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from jmspy.errors import InvalidDestinationException
+
+__all__ = [
+    "Destination",
+    "Queue",
+    "Topic",
+    "TemporaryQueue",
+    "TemporaryTopic",
+    "TemporaryDestination",
+    "QUEUE_TYPE",
+    "TOPIC_TYPE",
+    "TEMP_QUEUE_TYPE",
+    "TEMP_TOPIC_TYPE",
+    "destination_for_type_code",
+]
+
+QUEUE_TYPE = 0
+TOPIC_TYPE = 1
+TEMP_QUEUE_TYPE = 2
+TEMP_TOPIC_TYPE = 3
+
+
+class Destination:
+    """Base of every destination; equal and hashed by ``(kind, name)``.
+
+    Not meant to be instantiated directly: use :class:`Queue`, :class:`Topic` or a temporary
+    destination handed out by a session.
+    """
+
+    __slots__ = ("_name",)
+
+    kind: ClassVar[str] = ""
+    type_code: ClassVar[int] = -1
+    is_temporary: ClassVar[bool] = False
+    is_queue: ClassVar[bool] = False
+    is_topic: ClassVar[bool] = False
+
+    def __init__(self, name: str) -> None:
+        if type(self) is Destination:
+            raise TypeError("Destination is abstract: use Queue, Topic or a temporary destination")
+        # A JMS destination without a name cannot be addressed on the wire; Qpid JMS refuses it
+        # the same way (InvalidDestinationException rather than a plain ValueError).
+        if name is None or not isinstance(name, str) or name == "":
+            raise InvalidDestinationException(
+                f"Invalid {type(self).__name__} name {name!r}: a non-empty string is required"
+            )
+        self._name = name
+
+    @property
+    def address(self) -> str:
+        """The AMQP node address (``to`` / ``reply-to`` / link source or target address)."""
+        return self._name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def toString(self) -> str:
+        return self._name
+
+    def __str__(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._name!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Destination):
+            return NotImplemented
+        return self.kind == other.kind and self._name == other._name
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self._name))
+
+    # Destinations travel inside pickled ObjectMessage bodies and across processes; only the
+    # (class, name) pair is meaningful there, never the owning connection or delete hook.
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self._name,))
+
+
+class Queue(Destination):
+    __slots__ = ()
+    kind: ClassVar[str] = "queue"
+    type_code: ClassVar[int] = QUEUE_TYPE
+    is_queue: ClassVar[bool] = True
+
+    def getQueueName(self) -> str:
+        return self._name
+
+
+class Topic(Destination):
+    __slots__ = ()
+    kind: ClassVar[str] = "topic"
+    type_code: ClassVar[int] = TOPIC_TYPE
+    is_topic: ClassVar[bool] = True
+
+    def getTopicName(self) -> str:
+        return self._name
+
+
+class TemporaryDestination(Destination):
+    """Mixin state shared by the two temporary kinds: the owner and the delete hook.
+
+    ``owner`` is whatever created the destination (the connection); the connection layer uses
+    it to refuse consumers from other connections. ``on_delete`` is the connection's hook that
+    really removes the node; it may raise (e.g. IllegalStateException while a consumer is
+    active), in which case the destination is not marked deleted.
+    """
+
+    __slots__ = ()
+    is_temporary: ClassVar[bool] = True
+
+
+class TemporaryQueue(Queue, TemporaryDestination):
+    __slots__ = ("owner", "_on_delete", "_deleted")
+
+    kind: ClassVar[str] = "temporary-queue"
+    type_code: ClassVar[int] = TEMP_QUEUE_TYPE
+
+    def __init__(
+        self,
+        name: str,
+        owner: object | None = None,
+        on_delete: Callable[[TemporaryQueue], None] | None = None,
+    ) -> None:
+        super().__init__(name)
+        self.owner = owner
+        self._on_delete = on_delete
+        self._deleted = False
+
+    @property
+    def deleted(self) -> bool:
+        return self._deleted
+
+    def delete(self) -> None:
+        if self._on_delete is not None:
+            self._on_delete(self)
+        self._deleted = True
+
+
+class TemporaryTopic(Topic, TemporaryDestination):
+    __slots__ = ("owner", "_on_delete", "_deleted")
+
+    kind: ClassVar[str] = "temporary-topic"
+    type_code: ClassVar[int] = TEMP_TOPIC_TYPE
+
+    def __init__(
+        self,
+        name: str,
+        owner: object | None = None,
+        on_delete: Callable[[TemporaryTopic], None] | None = None,
+    ) -> None:
+        super().__init__(name)
+        self.owner = owner
+        self._on_delete = on_delete
+        self._deleted = False
+
+    @property
+    def deleted(self) -> bool:
+        return self._deleted
+
+    def delete(self) -> None:
+        if self._on_delete is not None:
+            self._on_delete(self)
+        self._deleted = True
+
+
+_BY_TYPE_CODE: dict[int, type[Destination]] = {
+    QUEUE_TYPE: Queue,
+    TOPIC_TYPE: Topic,
+    TEMP_QUEUE_TYPE: TemporaryQueue,
+    TEMP_TOPIC_TYPE: TemporaryTopic,
+}
+
+
+def destination_for_type_code(type_code: int, address: str) -> Destination:
+    """Build the destination a ``x-opt-jms-dest`` / ``x-opt-jms-reply-to`` byte designates.
+
+    Raises KeyError for an unknown code; the codec decides what to fall back to.
+    """
+    return _BY_TYPE_CODE[type_code](address)
