@@ -493,6 +493,11 @@ class _Queued:
 # --------------------------------------------------------------------------------------------
 
 
+def _abbrev(text: str, limit: int = 400) -> str:
+    # Keeps timeout messages readable when a record carries a large payload.
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
+
 def _owned(value: Any) -> Any:
     """Deep-copy ``value`` so no part of it points into a proton Data buffer.
 
@@ -1766,7 +1771,7 @@ class ScriptedPeer:
                     return result
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    recent = "\n  ".join(repr(r) for r in self._events[-15:])
+                    recent = "\n  ".join(_abbrev(repr(r)) for r in self._events[-15:])
                     raise PeerTimeout(
                         f"timed out after {timeout}s waiting for {what}; recent records:\n  "
                         f"{recent or '(none)'}"

@@ -479,3 +479,22 @@ def test_without_heartbeats_an_idle_client_gives_up(make_peer: PeerFactory) -> N
         conn.wait(lambda: False, timeout=2.0)
     assert not isinstance(info.value, Timeout)
     assert "idle" in str(info.value)
+
+
+def test_multi_frame_transfer_and_non_closing_detach_are_recorded(peer: ScriptedPeer) -> None:
+    body = b"x" * 100_000  # bigger than the 32 KiB default max frame: several transfer frames
+    conn = connect(peer)
+    try:
+        sender = conn.create_sender("big")
+        sender.send(Message(body=body))
+        peer.enqueue("big-out", Message(body=body))
+        receiver = conn.create_receiver("big-out")
+        assert receiver.receive(timeout=3).body == body
+        sender.link.detach()  # a durable-subscription style detach: closed=false
+    finally:
+        conn.close()
+    (transfer,) = peer.wait_for_transfers(1, link_name=sender.link.name)
+    assert transfer.frames > 1
+    assert transfer.sections[-1] == (AMQP_VALUE, body)  # proton sends bytes as amqp-value
+    detach = peer.wait_for_detach(sender.link.name)
+    assert detach.closed is False and detach.error is None
