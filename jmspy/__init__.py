@@ -1,1 +1,87 @@
+"""jmspy: the JMS 2.0 API for Python over AMQP 1.0, wire-compatible with Apache Qpid JMS.
+
+The public names are re-exported here; the modules behind them are private details.
+"""
+
+from __future__ import annotations
+
 __version__ = "0.1.0"
+
+from ._pythonic import add_snake_case_aliases
+from .connection import (
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DUPS_OK_ACKNOWLEDGE,
+    SESSION_TRANSACTED,
+    Connection,
+    ConnectionFactory,
+    ConnectionMetaData,
+    ExceptionListener,
+)
+from .consumer import MessageConsumer, MessageListener
+from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from .errors import *  # noqa: F403 - the exception tree is part of the public API
+from .errors import ReasonCode
+from .message import (
+    BytesMessage,
+    DeliveryMode,
+    DeserializationPolicy,
+    MapMessage,
+    Message,
+    ObjectMessage,
+    StreamMessage,
+    TextMessage,
+)
+from .producer import MessageProducer
+from .session import Session
+
+add_snake_case_aliases(
+    [
+        ConnectionFactory,
+        Connection,
+        ConnectionMetaData,
+        Session,
+        MessageProducer,
+        MessageConsumer,
+        Message,
+        TextMessage,
+        BytesMessage,
+        MapMessage,
+        StreamMessage,
+        ObjectMessage,
+        Destination,
+        Queue,
+        Topic,
+        TemporaryQueue,
+        TemporaryTopic,
+    ]
+)
+
+__all__ = [
+    "AUTO_ACKNOWLEDGE",
+    "CLIENT_ACKNOWLEDGE",
+    "DUPS_OK_ACKNOWLEDGE",
+    "SESSION_TRANSACTED",
+    "BytesMessage",
+    "Connection",
+    "ConnectionFactory",
+    "ConnectionMetaData",
+    "DeliveryMode",
+    "DeserializationPolicy",
+    "Destination",
+    "ExceptionListener",
+    "MapMessage",
+    "Message",
+    "MessageConsumer",
+    "MessageListener",
+    "MessageProducer",
+    "ObjectMessage",
+    "Queue",
+    "ReasonCode",
+    "Session",
+    "StreamMessage",
+    "TemporaryQueue",
+    "TemporaryTopic",
+    "TextMessage",
+    "Topic",
+]

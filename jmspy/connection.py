@@ -82,7 +82,9 @@ class ConnectionFactory:
         user = f", username={self._options.username!r}" if self._options.username else ""
         return f"ConnectionFactory({self._endpoint.display()!r}{user})"
 
-    def createConnection(self, userName: str | None = None, password: str | None = None) -> Connection:
+    def createConnection(
+        self, userName: str | None = None, password: str | None = None
+    ) -> Connection:
         options = self._options
         if userName is not None or password is not None:
             options = options.model_copy(update={"username": userName})
@@ -155,7 +157,9 @@ class Connection:
         self._options = options
         self._client_id: str | None = options.client_id
         self._client_id_fixed = options.client_id is not None
-        self._connection_id = f"{options.connection_id_prefix}{uuid.uuid4()}:{next(_connection_seq)}"
+        self._connection_id = (
+            f"{options.connection_id_prefix}{uuid.uuid4()}:{next(_connection_seq)}"
+        )
         self._amqp: AmqpConnection | None = None
         self._open_lock = threading.RLock()
         self._state = threading.Condition()
@@ -192,11 +196,10 @@ class Connection:
             if self._amqp is not None:
                 return self._amqp
             self._check_closed()
-            container_id = self._client_id or (
-                f"{self._options.client_id_prefix}{uuid.uuid4()}:1"
+            container_id = self._client_id or (f"{self._options.client_id_prefix}{uuid.uuid4()}:1")
+            amqp = AmqpConnection(
+                self._endpoint, self._options, container_id, self._on_connection_failure
             )
-            amqp = AmqpConnection(self._endpoint, self._options, container_id,
-                                  self._on_connection_failure)
             amqp.open()
             self._amqp = amqp
             self._used = True
@@ -243,8 +246,12 @@ class Connection:
         if self._deserialization_policy is None:
             opts = self._options
             self._deserialization_policy = DeserializationPolicy(
-                allow_list=[x.strip() for x in opts.deserialization_allow_list.split(",") if x.strip()],
-                deny_list=[x.strip() for x in opts.deserialization_deny_list.split(",") if x.strip()],
+                allow_list=[
+                    x.strip() for x in opts.deserialization_allow_list.split(",") if x.strip()
+                ],
+                deny_list=[
+                    x.strip() for x in opts.deserialization_deny_list.split(",") if x.strip()
+                ],
             )
         return self._deserialization_policy
 
@@ -326,9 +333,7 @@ class Connection:
             transacted, ack = args
             mode = SESSION_TRANSACTED if transacted else ack
             if not transacted and ack == SESSION_TRANSACTED:
-                raise JMSException(
-                    "acknowledge mode SESSION_TRANSACTED (0) needs transacted=True"
-                )
+                raise JMSException("acknowledge mode SESSION_TRANSACTED (0) needs transacted=True")
         else:
             raise JMSException(f"createSession takes at most 2 arguments, got {len(args)}")
         if mode not in ACKNOWLEDGE_MODES:

@@ -256,7 +256,8 @@ class MessageConsumer:
                     remaining = None if deadline is None else deadline - time.monotonic()
                     if remaining is not None and remaining <= 0:
                         local_only = (
-                            self._receive_no_wait_local_only if no_wait
+                            self._receive_no_wait_local_only
+                            if no_wait
                             else self._receive_local_only
                         )
                         if drained or local_only or not connection._started:
@@ -314,4 +315,4 @@ class MessageConsumer:
 
 
 def _mark_redelivered(message: Message) -> None:
-    message._mark_redelivered()
+    message._set_delivery_count((message._delivery_count or 1) + 1)

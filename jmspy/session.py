@@ -318,8 +318,9 @@ class Session:
         self.close()
 
 
-def _settle_grouped(inbounds: list[InboundDelivery], outcome: str, failed: bool = True,
-                    undeliverable: bool = False) -> None:
+def _settle_grouped(
+    inbounds: list[InboundDelivery], outcome: str, failed: bool = True, undeliverable: bool = False
+) -> None:
     """Settle deliveries with one hand-over per link rather than one per message."""
     by_receiver: dict[int, list[InboundDelivery]] = {}
     for inbound in inbounds:

@@ -175,8 +175,13 @@ class Engine:
                     except (BlockingIOError, OSError):
                         pass  # the buffer is full of wake-ups already, or we are closing
 
-    def call(self, work: Callable[[Completion[T]], None], timeout_s: float, what: str,
-             timeout_error: Callable[[str], BaseException]) -> T:
+    def call(
+        self,
+        work: Callable[[Completion[T]], None],
+        timeout_s: float,
+        what: str,
+        timeout_error: Callable[[str], BaseException],
+    ) -> T:
         """Run ``work(completion)`` on the engine thread and wait for the completion."""
         completion: Completion[T] = Completion()
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from proton import SSL as ProtonSSL
 from proton import (
     Condition,
     Connection,
@@ -29,7 +30,6 @@ from proton import (
     symbol,
     ulong,
 )
-from proton import SSL as ProtonSSL
 from proton._data import Array
 
 from .. import __version__
@@ -210,7 +210,9 @@ class AmqpConnection:
         if opts.trust_store_location:
             domain.set_trusted_ca_db(opts.trust_store_location)
         if opts.key_store_location:
-            password = opts.key_store_password.get_secret_value() if opts.key_store_password else None
+            password = (
+                opts.key_store_password.get_secret_value() if opts.key_store_password else None
+            )
             domain.set_credentials(opts.key_store_location, opts.key_store_location, password)
         if opts.trust_all:
             domain.set_peer_authentication(SSLDomain.ANONYMOUS_PEER)
@@ -250,7 +252,9 @@ class AmqpConnection:
                 linked=self.failure,
             )
 
-    def run(self, work: Callable[[Completion[Any]], None], what: str, timeout_ms: int | None = None) -> Any:
+    def run(
+        self, work: Callable[[Completion[Any]], None], what: str, timeout_ms: int | None = None
+    ) -> Any:
         """Run work on the engine thread and wait, mapping engine death to a JMSException."""
         self.check_usable()
         timeout_s = (timeout_ms or self.options.request_timeout) / 1000.0
@@ -433,8 +437,9 @@ class AmqpConnection:
                 f"could not connect to {self.endpoint.display()}: {error}", linked=error
             )
         else:
-            jms_error = JMSException(f"connection to {self.endpoint.display()} ended: {error}",
-                                     linked=error)
+            jms_error = JMSException(
+                f"connection to {self.endpoint.display()} ended: {error}", linked=error
+            )
         self._fail(jms_error)
         self._close_completion.succeed(None)
 
@@ -608,8 +613,11 @@ class _LinkBase:
                 self._unregister()
 
         try:
-            self.connection.run(do_close, f"closing link to {self.spec.address!r}",
-                                self.connection.options.close_timeout)
+            self.connection.run(
+                do_close,
+                f"closing link to {self.spec.address!r}",
+                self.connection.options.close_timeout,
+            )
         except JMSException as exc:
             log.debug("link close: %s", exc)
 
@@ -925,8 +933,13 @@ class AmqpReceiver(_LinkBase):
         except JMSException:
             pass
 
-    def settle(self, inbound: InboundDelivery, outcome: str, failed: bool = True,
-               undeliverable: bool = False) -> None:
+    def settle(
+        self,
+        inbound: InboundDelivery,
+        outcome: str,
+        failed: bool = True,
+        undeliverable: bool = False,
+    ) -> None:
         """Settle a delivery with accepted / released / rejected / modified (any thread)."""
 
         def do_settle() -> None:
@@ -937,8 +950,13 @@ class AmqpReceiver(_LinkBase):
         except JMSException:
             pass
 
-    def settle_many(self, inbounds: list[InboundDelivery], outcome: str, failed: bool = True,
-                    undeliverable: bool = False) -> None:
+    def settle_many(
+        self,
+        inbounds: list[InboundDelivery],
+        outcome: str,
+        failed: bool = True,
+        undeliverable: bool = False,
+    ) -> None:
         if not inbounds:
             return
 
