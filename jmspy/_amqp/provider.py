@@ -111,7 +111,7 @@ def _symbols_of(value: Any) -> set[str]:
     return {str(v) for v in value}
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class InboundDelivery:
     """A transfer received on a consumer link, handed to the JMS layer with its decoded message.
 
