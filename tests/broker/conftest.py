@@ -52,3 +52,23 @@ def artemis_factory(request: pytest.FixtureRequest) -> Iterator[ArtemisFactory]:
     yield make
     for broker in started:
         broker.stop()
+
+
+@pytest.fixture
+def factory(broker: Any) -> Any:
+    """A ConnectionFactory for the session's broker (short timeouts so failures show fast)."""
+    import jmspy
+
+    return jmspy.ConnectionFactory(
+        broker.url, broker.username, broker.password, connect_timeout=10000
+    )
+
+
+@pytest.fixture
+def connection(factory: Any) -> Iterator[Any]:
+    """A started-later connection, closed after the test whatever happens."""
+    conn = factory.createConnection()
+    try:
+        yield conn
+    finally:
+        conn.close()
