@@ -585,6 +585,13 @@ class DeserializationPolicy:
 _DEFAULT_POLICY = DeserializationPolicy()
 
 
+# The Java type wrappers are plain int/float/str subclasses with no behaviour on load; bodies
+# that use them to pin AMQP types (typed encoding) must not need an allow-list entry.
+_ALWAYS_ALLOWED = frozenset(
+    f"{__name__}.{n}" for n in ("JByte", "JShort", "JInt", "JLong", "JFloat", "JChar")
+)
+
+
 class _PolicyUnpickler(pickle.Unpickler):
     def __init__(self, data: bytes, policy: DeserializationPolicy) -> None:
         super().__init__(io.BytesIO(data))
@@ -592,7 +599,7 @@ class _PolicyUnpickler(pickle.Unpickler):
 
     def find_class(self, module: str, name: str) -> Any:
         full_name = f"{module}.{name}"
-        if not self._policy.is_allowed(full_name):
+        if full_name not in _ALWAYS_ALLOWED and not self._policy.is_allowed(full_name):
             raise MessageFormatException(
                 f"ObjectMessage body refers to class {full_name}, which the deserialization "
                 f"policy does not allow; add it (or its package) to "

@@ -558,7 +558,7 @@ _PROPERTY_PUTTERS: tuple[Callable[[Data, Any], None], ...] = (
 
 
 def _wrap_ulong(v: int) -> int:
-    return v - 2**64 if v > _LONG_MAX else v
+    return int(v) - 2**64 if v > _LONG_MAX else int(v)
 
 
 # Python class of a decoded AMQP value -> (JavaType, converter). Used for application

@@ -1,0 +1,738 @@
+"""Message headers and properties: JMS 3.4 / 3.5 rules as Qpid JMS applies them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from jmspy.destination import Queue, Topic
+from jmspy.errors import (
+    IllegalArgumentException,
+    JMSException,
+    MessageFormatException,
+    MessageNotWriteableException,
+    NumberFormatException,
+)
+from jmspy.message import (
+    DEFAULT_DELIVERY_DELAY,
+    DEFAULT_DELIVERY_MODE,
+    DEFAULT_PRIORITY,
+    DEFAULT_TIME_TO_LIVE,
+    BytesMessage,
+    DeliveryMode,
+    JavaType,
+    JByte,
+    JChar,
+    JFloat,
+    JInt,
+    JLong,
+    JShort,
+    MapMessage,
+    Message,
+    ObjectMessage,
+    StreamMessage,
+    TextMessage,
+)
+
+ALL_TYPES = [Message, TextMessage, BytesMessage, MapMessage, StreamMessage, ObjectMessage]
+
+# ---------------------------------------------------------------------------------------------
+# Headers
+# ---------------------------------------------------------------------------------------------
+
+
+def test_constants() -> None:
+    assert DeliveryMode.NON_PERSISTENT == 1
+    assert DeliveryMode.PERSISTENT == 2
+    assert DEFAULT_PRIORITY == 4
+    assert DEFAULT_DELIVERY_MODE == 2
+    assert DEFAULT_TIME_TO_LIVE == 0
+    assert DEFAULT_DELIVERY_DELAY == 0
+
+
+@pytest.mark.parametrize("cls", ALL_TYPES)
+def test_new_message_defaults(cls: type[Message]) -> None:
+    m = cls()
+    assert m.getJMSDeliveryMode() == DeliveryMode.PERSISTENT
+    assert m.getJMSPriority() == 4
+    assert m.getJMSMessageID() is None
+    assert m.getJMSTimestamp() == 0
+    assert m.getJMSCorrelationID() is None
+    assert m.getJMSCorrelationIDAsBytes() is None
+    assert m.getJMSReplyTo() is None
+    assert m.getJMSDestination() is None
+    assert m.getJMSRedelivered() is False
+    assert m.getJMSType() is None
+    assert m.getJMSExpiration() == 0
+    assert m.getJMSDeliveryTime() == 0
+    assert m.getPropertyNames() == []
+
+
+def test_header_round_trip() -> None:
+    m = Message()
+    m.setJMSMessageID("ID:x-1")
+    m.setJMSTimestamp(123)
+    m.setJMSCorrelationID("corr")
+    m.setJMSReplyTo(Queue("r"))
+    m.setJMSDestination(Topic("t"))
+    m.setJMSDeliveryMode(DeliveryMode.NON_PERSISTENT)
+    m.setJMSRedelivered(True)
+    m.setJMSType("type")
+    m.setJMSExpiration(456)
+    m.setJMSDeliveryTime(789)
+    m.setJMSPriority(9)
+    assert m.getJMSMessageID() == "ID:x-1"
+    assert m.getJMSTimestamp() == 123
+    assert m.getJMSCorrelationID() == "corr"
+    assert m.getJMSReplyTo() == Queue("r")
+    assert m.getJMSDestination() == Topic("t")
+    assert m.getJMSDeliveryMode() == 1
+    assert m.getJMSRedelivered() is True
+    assert m.getJMSType() == "type"
+    assert m.getJMSExpiration() == 456
+    assert m.getJMSDeliveryTime() == 789
+    assert m.getJMSPriority() == 9
+
+
+@pytest.mark.parametrize("mode", [0, 3, -1, True, "2"])
+def test_invalid_delivery_mode(mode: Any) -> None:
+    with pytest.raises(JMSException, match="Invalid DeliveryMode"):
+        Message().setJMSDeliveryMode(mode)
+
+
+@pytest.mark.parametrize("priority", [-1, 10, 100, True, 4.0])
+def test_invalid_priority(priority: Any) -> None:
+    with pytest.raises(JMSException, match=f"{priority!r}"):
+        Message().setJMSPriority(priority)
+
+
+@pytest.mark.parametrize("priority", range(10))
+def test_valid_priorities(priority: int) -> None:
+    m = Message()
+    m.setJMSPriority(priority)
+    assert m.getJMSPriority() == priority
+
+
+def test_correlation_id_as_bytes() -> None:
+    m = Message()
+    m.setJMSCorrelationIDAsBytes(bytearray(b"\x01\xab"))
+    assert m.getJMSCorrelationIDAsBytes() == b"\x01\xab"
+    # Qpid JMS shows a binary correlation id in its escaped string form.
+    assert m.getJMSCorrelationID() == "ID:AMQP_BINARY:01AB"
+    m.setJMSCorrelationID("plain")
+    with pytest.raises(JMSException, match="not binary"):
+        m.getJMSCorrelationIDAsBytes()
+    m.setJMSCorrelationIDAsBytes(None)
+    assert m.getJMSCorrelationIDAsBytes() is None
+
+
+def test_correlation_id_type_checked() -> None:
+    with pytest.raises(JMSException):
+        Message().setJMSCorrelationID(b"bytes")  # type: ignore[arg-type]
+
+
+def test_acknowledge_calls_callback() -> None:
+    m = Message()
+    m.acknowledge()  # no callback: a no-op
+    calls: list[int] = []
+    m._set_acknowledge_callback(lambda: calls.append(1))
+    m.acknowledge()
+    m.acknowledge()
+    assert calls == [1, 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Property conversion table (JMS 3.5.4)
+# ---------------------------------------------------------------------------------------------
+
+READERS = ["boolean", "byte", "short", "int", "long", "float", "double", "String"]
+
+# Written type -> (setter, value, {reader: expected value}); readers not listed must raise
+# MessageFormatException.
+WRITTEN: dict[str, tuple[str, Any, dict[str, Any]]] = {
+    "boolean": ("setBooleanProperty", True, {"boolean": True, "String": "true"}),
+    "byte": (
+        "setByteProperty",
+        -5,
+        {"byte": -5, "short": -5, "int": -5, "long": -5, "String": "-5"},
+    ),
+    "short": ("setShortProperty", 300, {"short": 300, "int": 300, "long": 300, "String": "300"}),
+    "int": ("setIntProperty", 70000, {"int": 70000, "long": 70000, "String": "70000"}),
+    "long": ("setLongProperty", 2**40, {"long": 2**40, "String": str(2**40)}),
+    "float": ("setFloatProperty", 1.5, {"float": 1.5, "double": 1.5, "String": "1.5"}),
+    "double": ("setDoubleProperty", 2.25, {"double": 2.25, "String": "2.25"}),
+}
+
+GETTER = {
+    "boolean": "getBooleanProperty",
+    "byte": "getByteProperty",
+    "short": "getShortProperty",
+    "int": "getIntProperty",
+    "long": "getLongProperty",
+    "float": "getFloatProperty",
+    "double": "getDoubleProperty",
+    "String": "getStringProperty",
+}
+
+
+def _property_cells() -> list[tuple[str, str]]:
+    return [(w, r) for w in WRITTEN for r in READERS]
+
+
+@pytest.mark.parametrize(("written", "reader"), _property_cells())
+def test_property_conversion_table(written: str, reader: str) -> None:
+    setter, value, allowed = WRITTEN[written]
+    m = Message()
+    getattr(m, setter)("p", value)
+    getter = getattr(m, GETTER[reader])
+    if reader in allowed:
+        result = getter("p")
+        assert result == allowed[reader]
+        assert type(result) is type(allowed[reader])
+    else:
+        with pytest.raises(MessageFormatException):
+            getter("p")
+    # A failed conversion leaves the stored value intact.
+    assert getattr(m, GETTER[written])("p") == value
+
+
+# String -> every type, parsed with the Java valueOf rules.
+STRING_CELLS = [
+    ("boolean", "true", True),
+    ("boolean", "TrUe", True),
+    ("boolean", "yes", False),
+    ("boolean", "1", False),
+    ("byte", "-128", -128),
+    ("byte", "+127", 127),
+    ("short", "-32768", -32768),
+    ("int", "2147483647", 2147483647),
+    ("long", "-9223372036854775808", -(2**63)),
+    ("float", "1.5", 1.5),
+    ("float", " 2.5f ", 2.5),
+    ("float", "1e3", 1000.0),
+    ("float", "0x1p3", 8.0),
+    ("double", "-2.5D", -2.5),
+    ("double", ".5", 0.5),
+    ("double", "Infinity", math.inf),
+    ("double", "-Infinity", -math.inf),
+    ("String", "abc", "abc"),
+]
+
+
+@pytest.mark.parametrize(("reader", "text", "expected"), STRING_CELLS)
+def test_string_property_conversions(reader: str, text: str, expected: Any) -> None:
+    m = Message()
+    m.setStringProperty("p", text)
+    assert getattr(m, GETTER[reader])("p") == expected
+
+
+def test_string_nan_and_float_rounding() -> None:
+    m = Message()
+    m.setStringProperty("p", "NaN")
+    assert math.isnan(m.getDoubleProperty("p"))
+    m.setStringProperty("p", "0.1")
+    assert m.getFloatProperty("p") == JFloat(0.1)
+    assert m.getFloatProperty("p") != 0.1  # float32 precision, as Java's Float.valueOf
+    m.setStringProperty("p", "1e39")
+    assert m.getFloatProperty("p") == math.inf  # overflows float32, Java gives Infinity
+
+
+@pytest.mark.parametrize(
+    ("reader", "text"),
+    [
+        ("byte", "128"),
+        ("byte", "-129"),
+        ("short", "32768"),
+        ("int", "2147483648"),
+        ("long", "9223372036854775808"),
+        ("int", "abc"),
+        ("int", " 5"),
+        ("int", "5 "),
+        ("int", "1.5"),
+        ("int", ""),
+        ("long", "1_000"),
+        ("long", "0x10"),
+        ("float", "abc"),
+        ("double", "1.5.5"),
+        ("double", ""),
+        ("double", "inf"),
+    ],
+)
+def test_string_parse_failures(reader: str, text: str) -> None:
+    m = Message()
+    m.setStringProperty("p", text)
+    with pytest.raises(NumberFormatException):
+        getattr(m, GETTER[reader])("p")
+
+
+def test_number_format_exception_is_illegal_argument() -> None:
+    assert issubclass(NumberFormatException, IllegalArgumentException)
+
+
+def test_missing_property_reads() -> None:
+    m = Message()
+    assert m.getBooleanProperty("missing") is False
+    assert m.getStringProperty("missing") is None
+    assert m.getObjectProperty("missing") is None
+    for reader in ("byte", "short", "int", "long", "float", "double"):
+        with pytest.raises(NumberFormatException):
+            getattr(m, GETTER[reader])("missing")
+    assert m.propertyExists("missing") is False
+
+
+@pytest.mark.parametrize("how", ["object", "string"])
+def test_null_property_value(how: str) -> None:
+    m = Message()
+    if how == "object":
+        m.setObjectProperty("n", None)
+    else:
+        m.setStringProperty("n", None)
+    assert m.propertyExists("n")
+    assert m.getPropertyNames() == ["n"]
+    assert m.getObjectProperty("n") is None
+    assert m.getStringProperty("n") is None
+    assert m.getBooleanProperty("n") is False
+    with pytest.raises(NumberFormatException):
+        m.getIntProperty("n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed setters: ranges and value types
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setter", "value"),
+    [
+        ("setByteProperty", 128),
+        ("setByteProperty", -129),
+        ("setShortProperty", 2**15),
+        ("setShortProperty", -(2**15) - 1),
+        ("setIntProperty", 2**31),
+        ("setIntProperty", -(2**31) - 1),
+        ("setLongProperty", 2**63),
+        ("setLongProperty", -(2**63) - 1),
+        ("setIntProperty", True),
+        ("setIntProperty", 1.0),
+        ("setIntProperty", "1"),
+        ("setDoubleProperty", "1.0"),
+        ("setFloatProperty", None),
+        ("setBooleanProperty", 1),
+        ("setStringProperty", 5),
+    ],
+)
+def test_typed_setter_rejects(setter: str, value: Any) -> None:
+    with pytest.raises(MessageFormatException, match=repr(value).replace(".", r"\.")):
+        getattr(Message(), setter)("p", value)
+
+
+@pytest.mark.parametrize(
+    ("setter", "value"),
+    [
+        ("setByteProperty", 127),
+        ("setByteProperty", -128),
+        ("setShortProperty", 2**15 - 1),
+        ("setIntProperty", -(2**31)),
+        ("setLongProperty", 2**63 - 1),
+        ("setLongProperty", -(2**63)),
+    ],
+)
+def test_typed_setter_bounds_accepted(setter: str, value: int) -> None:
+    m = Message()
+    getattr(m, setter)("p", value)
+    assert m.getLongProperty("p") == value
+
+
+def test_float_property_is_rounded_to_32_bits() -> None:
+    m = Message()
+    m.setFloatProperty("f", 0.1)
+    assert m.getFloatProperty("f") == pytest.approx(0.1, rel=1e-7)
+    assert m.getDoubleProperty("f") == 0.10000000149011612  # Java (double) 0.1f
+    assert m.getStringProperty("f") == "0.1"  # Java Float.toString(0.1f)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected_type", "expected"),
+    [
+        (True, JavaType.BOOLEAN, True),
+        (0, JavaType.INT, 0),
+        (2**31 - 1, JavaType.INT, 2**31 - 1),
+        (2**31, JavaType.LONG, 2**31),
+        (-(2**63), JavaType.LONG, -(2**63)),
+        (1.5, JavaType.DOUBLE, 1.5),
+        ("s", JavaType.STRING, "s"),
+        (JByte(3), JavaType.BYTE, 3),
+        (JShort(3), JavaType.SHORT, 3),
+        (JInt(3), JavaType.INT, 3),
+        (JLong(3), JavaType.LONG, 3),
+        (JFloat(1.5), JavaType.FLOAT, 1.5),
+        (JChar("c"), JavaType.CHAR, "c"),
+    ],
+)
+def test_set_object_property_types(value: Any, expected_type: JavaType, expected: Any) -> None:
+    m = Message()
+    m.setObjectProperty("p", value)
+    assert m._get_property_type("p") is expected_type
+    got = m.getObjectProperty("p")
+    assert got == expected
+    # getObjectProperty hands back plain Python values, never the wrapper classes.
+    assert type(got) in (bool, int, float, str)
+
+
+@pytest.mark.parametrize("value", [[1], {"a": 1}, b"x", bytearray(b"x"), object(), (1,), {1}, 1j])
+def test_set_object_property_rejects(value: Any) -> None:
+    with pytest.raises(MessageFormatException, match=type(value).__name__):
+        Message().setObjectProperty("p", value)
+
+
+def test_set_object_property_int_beyond_long() -> None:
+    with pytest.raises(MessageFormatException, match=str(2**63)):
+        Message().setObjectProperty("p", 2**63)
+
+
+def test_char_property_reads_as_string_only() -> None:
+    m = Message()
+    m.setObjectProperty("c", JChar("x"))
+    assert m.getStringProperty("c") == "x"
+    with pytest.raises(MessageFormatException):
+        m.getIntProperty("c")
+
+
+@pytest.mark.parametrize(
+    ("cls", "value"),
+    [(JByte, 128), (JShort, 2**15), (JInt, 2**31), (JLong, 2**63), (JChar, "ab"), (JChar, "😀")],
+)
+def test_wrapper_ranges(cls: Any, value: Any) -> None:
+    with pytest.raises(MessageFormatException):
+        cls(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1.0, "1.0"),
+        (100.0, "100.0"),
+        (0.001, "0.001"),
+        (1e-4, "1.0E-4"),
+        (1234567.0, "1234567.0"),
+        (1e7, "1.0E7"),
+        (1.5e300, "1.5E300"),
+        (-2.5e-10, "-2.5E-10"),
+        (0.0, "0.0"),
+        (-0.0, "-0.0"),
+        (math.inf, "Infinity"),
+        (-math.inf, "-Infinity"),
+        (math.nan, "NaN"),
+        (123456.789, "123456.789"),
+    ],
+)
+def test_double_to_string_matches_java(value: float, text: str) -> None:
+    m = Message()
+    m.setDoubleProperty("d", value)
+    assert m.getStringProperty("d") == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(1.0, "1.0"), (123456.789, "123456.79"), (3.4028235e38, "3.4028235E38"), (1e-5, "1.0E-5")],
+)
+def test_float_to_string_matches_java(value: float, text: str) -> None:
+    m = Message()
+    m.setFloatProperty("f", value)
+    assert m.getStringProperty("f") == text
+
+
+# ---------------------------------------------------------------------------------------------
+# Property names
+# ---------------------------------------------------------------------------------------------
+
+RESERVED = ["NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE"]
+
+
+@pytest.mark.parametrize("name", RESERVED)
+def test_reserved_words_rejected(name: str) -> None:
+    m = Message()
+    with pytest.raises(IllegalArgumentException, match=name):
+        m.setStringProperty(name, "x")
+    with pytest.raises(IllegalArgumentException):
+        m.getStringProperty(name)
+    assert m.propertyExists(name) is False
+
+
+@pytest.mark.parametrize("name", [n.lower() for n in RESERVED] + ["Null", "True", "NULLS"])
+def test_reserved_words_are_case_sensitive(name: str) -> None:
+    m = Message()
+    m.setStringProperty(name, "x")
+    assert m.getStringProperty(name) == "x"
+
+
+@pytest.mark.parametrize("name", [None, ""])
+@pytest.mark.parametrize(
+    "setter",
+    [
+        "setBooleanProperty",
+        "setByteProperty",
+        "setShortProperty",
+        "setIntProperty",
+        "setLongProperty",
+        "setFloatProperty",
+        "setDoubleProperty",
+        "setStringProperty",
+        "setObjectProperty",
+    ],
+)
+def test_empty_names_rejected_on_every_setter(setter: str, name: Any) -> None:
+    value = {"setBooleanProperty": True, "setStringProperty": "s", "setObjectProperty": "s"}.get(
+        setter, 1
+    )
+    with pytest.raises(IllegalArgumentException):
+        getattr(Message(), setter)(name, value)
+
+
+@pytest.mark.parametrize("name", [None, ""])
+def test_empty_names_rejected_on_get(name: Any) -> None:
+    with pytest.raises(IllegalArgumentException):
+        Message().getStringProperty(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["1abc", "a-b", "a b", "a.b", "sentry-trace", "a+", "-", "#x", "x\n", "é-", 5]
+)
+def test_invalid_identifiers_rejected(name: Any) -> None:
+    with pytest.raises(IllegalArgumentException, match="invalid"):
+        Message().setStringProperty(name, "x")
+
+
+@pytest.mark.parametrize("name", ["a", "_a", "$a", "a1", "a_b$c", "é", "naïve", "日本", "JMS_X"])
+def test_valid_identifiers_accepted(name: str) -> None:
+    m = Message()
+    m.setIntProperty(name, 1)
+    assert m.getIntProperty(name) == 1
+    assert m.propertyExists(name)
+    assert name in m.getPropertyNames()
+
+
+def test_name_error_precedes_value_error() -> None:
+    with pytest.raises(IllegalArgumentException):
+        Message().setObjectProperty("a-b", [1])
+
+
+def test_property_names_and_clear() -> None:
+    m = Message()
+    m.setIntProperty("a", 1)
+    m.setStringProperty("b", "x")
+    m.setIntProperty("JMS_IBM_Retain", 1)  # an ordinary vendor property
+    assert m.getPropertyNames() == ["a", "b", "JMS_IBM_Retain"]
+    m.setIntProperty("a", 2)  # overwrite keeps one entry
+    assert m.getPropertyNames() == ["a", "b", "JMS_IBM_Retain"]
+    m.clearProperties()
+    assert m.getPropertyNames() == []
+    assert not m.propertyExists("a")
+
+
+def test_received_illegal_names_are_hidden() -> None:
+    m = Message()
+    m._properties = {"sentry-trace": (JavaType.STRING, "abc"), "ok": (JavaType.INT, 1)}
+    assert m.getPropertyNames() == ["ok"]
+    assert m.propertyExists("sentry-trace") is False
+    with pytest.raises(IllegalArgumentException):
+        m.getStringProperty("sentry-trace")
+    # With jms.validatePropertyNames=false the names are visible.
+    m._validate_names = False
+    assert m.getPropertyNames() == ["sentry-trace", "ok"]
+    assert m.getStringProperty("sentry-trace") == "abc"
+    assert m.propertyExists("sentry-trace")
+
+
+# ---------------------------------------------------------------------------------------------
+# JMSX, JMS header and vendor names
+# ---------------------------------------------------------------------------------------------
+
+
+def test_jmsx_group_properties_use_dedicated_fields() -> None:
+    m = Message()
+    m.setStringProperty("JMSXGroupID", "g1")
+    m.setIntProperty("JMSXGroupSeq", 3)
+    m.setStringProperty("JMSXUserID", "alice")
+    m.setStringProperty("JMSXAppID", "app")  # ordinary property
+    assert m._group_id == "g1"
+    assert m._group_seq == 3
+    assert m._user_id == "alice"
+    assert m._properties == {"JMSXAppID": (JavaType.STRING, "app")}
+    assert m.getStringProperty("JMSXGroupID") == "g1"
+    assert m.getIntProperty("JMSXGroupSeq") == 3
+    assert m.getLongProperty("JMSXGroupSeq") == 3
+    assert m.getObjectProperty("JMSXUserID") == "alice"
+    assert sorted(m.getPropertyNames()) == [
+        "JMSXAppID",
+        "JMSXGroupID",
+        "JMSXGroupSeq",
+        "JMSXUserID",
+    ]
+    assert m.propertyExists("JMSXGroupID")
+    m.clearProperties()
+    assert m.getPropertyNames() == []
+    assert m.getStringProperty("JMSXGroupID") is None
+
+
+def test_jmsx_group_seq_from_string() -> None:
+    m = Message()
+    m.setStringProperty("JMSXGroupSeq", "7")
+    assert m._group_seq == 7
+    with pytest.raises(MessageFormatException):
+        m.setStringProperty("JMSXGroupSeq", "x")
+
+
+def test_jmsx_delivery_count_is_provider_set() -> None:
+    m = Message()
+    with pytest.raises(MessageNotWriteableException):
+        m.setIntProperty("JMSXDeliveryCount", 2)
+    assert not m.propertyExists("JMSXDeliveryCount")
+    m._set_delivery_count(2)
+    assert m.getIntProperty("JMSXDeliveryCount") == 2
+    assert m.getJMSRedelivered() is True
+    assert "JMSXDeliveryCount" in m.getPropertyNames()
+
+
+def test_jmsx_user_id_falls_back_to_application_property() -> None:
+    m = Message()
+    m._properties = {"JMSXUserID": (JavaType.STRING, "bob")}
+    assert m.getStringProperty("JMSXUserID") == "bob"
+    m._user_id = "alice"
+    assert m.getStringProperty("JMSXUserID") == "alice"
+
+
+def test_headers_reachable_as_properties_but_not_listed() -> None:
+    m = Message()
+    m.setJMSType("t")
+    m.setJMSPriority(7)
+    m.setJMSDestination(Queue("q"))
+    m.setJMSCorrelationID("c")
+    m.setJMSTimestamp(5)
+    assert m.getStringProperty("JMSType") == "t"
+    assert m.getIntProperty("JMSPriority") == 7
+    assert m.getStringProperty("JMSDestination") == "q"
+    assert m.getStringProperty("JMSDeliveryMode") == "PERSISTENT"
+    assert m.getStringProperty("JMSCorrelationID") == "c"
+    assert m.getLongProperty("JMSTimestamp") == 5
+    assert m.getBooleanProperty("JMSRedelivered") is False
+    assert m.getPropertyNames() == []
+    assert not m.propertyExists("JMSType")
+
+
+def test_headers_settable_as_properties() -> None:
+    m = Message()
+    m.setStringProperty("JMSType", "t")
+    m.setIntProperty("JMSPriority", 2)
+    m.setStringProperty("JMSDeliveryMode", "NON_PERSISTENT")
+    m.setStringProperty("JMSCorrelationID", "c")
+    assert m.getJMSType() == "t"
+    assert m.getJMSPriority() == 2
+    assert m.getJMSDeliveryMode() == DeliveryMode.NON_PERSISTENT
+    assert m.getJMSCorrelationID() == "c"
+    m.setBooleanProperty("JMSDeliveryMode", True)
+    assert m.getJMSDeliveryMode() == DeliveryMode.PERSISTENT
+    with pytest.raises(JMSException):
+        m.setIntProperty("JMSPriority", 11)
+    assert m.getPropertyNames() == []
+
+
+@pytest.mark.parametrize("name", ["JMSDestination", "JMSReplyTo"])
+def test_destination_headers_not_settable_as_properties(name: str) -> None:
+    with pytest.raises(JMSException, match=name):
+        Message().setStringProperty(name, "q")
+
+
+def test_amqp_ttl_vendor_property() -> None:
+    m = Message()
+    m.setLongProperty("JMS_AMQP_TTL", 2**32 - 1)
+    assert m.getLongProperty("JMS_AMQP_TTL") == 2**32 - 1
+    assert "JMS_AMQP_TTL" in m.getPropertyNames()
+    m.setIntProperty("JMS_AMQP_TTL", 0)
+    for bad in (-1, 2**32):
+        with pytest.raises(MessageFormatException, match="JMS_AMQP_TTL"):
+            m.setLongProperty("JMS_AMQP_TTL", bad)
+
+
+def test_typed_encoding_only_on_object_message() -> None:
+    with pytest.raises(MessageFormatException, match="ObjectMessage"):
+        TextMessage().setBooleanProperty("JMS_AMQP_TYPED_ENCODING", True)
+    om = ObjectMessage()
+    om.setBooleanProperty("JMS_AMQP_TYPED_ENCODING", True)
+    assert om._typed_encoding()
+    assert om.getBooleanProperty("JMS_AMQP_TYPED_ENCODING") is True
+
+
+def test_ack_type_needs_client_acknowledge() -> None:
+    m = Message()
+    with pytest.raises(JMSException, match="does not allow"):
+        m.setIntProperty("JMS_AMQP_ACK_TYPE", 1)
+    m._set_acknowledge_callback(lambda: None)
+    m._set_read_only(True)  # it stays settable on a received message
+    m.setIntProperty("JMS_AMQP_ACK_TYPE", 5)
+    assert m._ack_type == 5
+    assert m.getIntProperty("JMS_AMQP_ACK_TYPE") == 5
+    for bad in (0, 6):
+        with pytest.raises(JMSException):
+            m.setIntProperty("JMS_AMQP_ACK_TYPE", bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# Read-only state
+# ---------------------------------------------------------------------------------------------
+
+PROPERTY_SETTERS: list[tuple[str, Any]] = [
+    ("setBooleanProperty", True),
+    ("setByteProperty", 1),
+    ("setShortProperty", 1),
+    ("setIntProperty", 1),
+    ("setLongProperty", 1),
+    ("setFloatProperty", 1.0),
+    ("setDoubleProperty", 1.0),
+    ("setStringProperty", "x"),
+    ("setObjectProperty", "x"),
+]
+
+
+@pytest.mark.parametrize(("setter", "value"), PROPERTY_SETTERS)
+def test_read_only_properties(setter: str, value: Any) -> None:
+    m = TextMessage("t")
+    m.setIntProperty("before", 1)
+    m._set_read_only(True)
+    with pytest.raises(MessageNotWriteableException):
+        getattr(m, setter)("p", value)
+    # Headers stay settable (the provider sets several of them on a received message).
+    m.setJMSType("ok")
+    assert m.getIntProperty("before") == 1
+    m.clearProperties()
+    getattr(m, setter)("p", value)
+    assert m.propertyExists("p")
+    assert not m.propertyExists("before")
+    # clearProperties does not touch the body or its read-only state.
+    assert m.getText() == "t"
+    with pytest.raises(MessageNotWriteableException):
+        m.setText("u")
+
+
+def test_read_only_check_precedes_value_check() -> None:
+    m = Message()
+    m._set_read_only(True)
+    with pytest.raises(MessageNotWriteableException):
+        m.setObjectProperty("p", [1])
+
+
+def test_read_only_jmsx_properties() -> None:
+    m = Message()
+    m._set_read_only(True)
+    with pytest.raises(MessageNotWriteableException):
+        m.setStringProperty("JMSXGroupID", "g")
+
+
+def test_set_read_only_false_restores_writes() -> None:
+    m = TextMessage()
+    m._set_read_only(True)
+    m._set_read_only(False)
+    m.setText("x")
+    m.setIntProperty("p", 1)
