@@ -205,7 +205,7 @@ def _check_float(value: Any, java: str) -> float:
     return float(value)
 
 
-def _typed_object(value: Any, *, allow_bytes: bool, allow_char: bool = True) -> TypedValue:
+def _typed_object(value: Any, *, allow_bytes: bool) -> TypedValue:
     """Tag a value passed to setObjectProperty / MapMessage.setObject / writeObject."""
     t = type(value)
     # Exact-type fast paths first: this runs for every dict entry of message_for_body.
@@ -234,8 +234,6 @@ def _typed_object(value: Any, *, allow_bytes: bool, allow_char: bool = True) -> 
     if isinstance(value, JFloat):
         return (_FLOAT, float(value))
     if isinstance(value, JChar):
-        if not allow_char:
-            raise MessageFormatException("char values are not supported here")
         return (_CHAR, str(value))
     if allow_bytes and isinstance(value, bytes | bytearray | memoryview):
         return (_BYTES, bytes(value))
@@ -467,6 +465,12 @@ _VALID_NAME_CACHE: set[str] = set()
 _VALID_NAME_CACHE_MAX = 4096
 
 
+def _is_java_ignorable_control(ch: str) -> bool:
+    # Character.isIdentifierIgnorable: the non-whitespace ISO controls are identifier parts.
+    c = ord(ch)
+    return c <= 0x08 or 0x0E <= c <= 0x1B or 0x7F <= c <= 0x9F
+
+
 def _name_problem(name: Any) -> str | None:
     """Why ``name`` is not a legal property name, or None when it is legal."""
     if not isinstance(name, str):
@@ -478,7 +482,7 @@ def _name_problem(name: Any) -> str | None:
             return "its first character must be a letter, '_' or '$' (Java identifier start)"
         for ch in name[1:]:
             cat = unicodedata.category(ch)
-            if cat not in _JAVA_PART_CATEGORIES and not (cat == "Cc" and ord(ch) not in (9, 10)):
+            if cat not in _JAVA_PART_CATEGORIES and not _is_java_ignorable_control(ch):
                 return (
                     f"character {ch!r} is not allowed: names must be Java identifiers "
                     "(letters, digits, '_' or '$')"

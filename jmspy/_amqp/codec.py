@@ -756,22 +756,28 @@ def _decode(
     sequence: list[Any] = []
     value: Any = None
 
+    # Each decode() call appends one top-level value, so all sections land in one Data and are
+    # then walked once.
     while pos < total:
-        d.clear()
         # Data.decode is typed for bytes but takes any buffer; a memoryview slice avoids
         # copying the rest of the payload for every section.
         consumed = d.decode(cast(bytes, view[pos:]))
         if consumed <= 0:
             raise CodecError(f"Cannot decode AMQP message: no progress at byte {pos}")
         pos += consumed
-        d.rewind()
-        d.next()
-        section = _read(d)
+    d.rewind()
+    index = 0
+    while True:
+        t = d.next()
+        if t is None:
+            break
+        section = _GETTERS[t](d)
         if not isinstance(section, Described):
             raise CodecError(
-                f"Cannot decode AMQP message: expected a described section at byte "
-                f"{pos - consumed}, found {type(section).__name__}"
+                f"Cannot decode AMQP message: section {index} is a {type(section).__name__}, "
+                "not a described section"
             )
+        index += 1
         descriptor = section.descriptor
         code = _SYMBOLIC_DESCRIPTORS.get(descriptor) if isinstance(descriptor, str) else descriptor
         content = section.value
@@ -936,11 +942,18 @@ def _read_binary(d: Data) -> bytes:
     return bytes(d.get_binary())
 
 
+# Data.next() already returns the type of the node it moves to, so the readers below use it
+# instead of asking type() again: decoding is dominated by these per-node calls.
+
+
 def _read_list(d: Data) -> list[Any]:
     out: list[Any] = []
     if d.enter():
-        while d.next():
-            out.append(_read(d))
+        nxt = d.next
+        t = nxt()
+        while t is not None:
+            out.append(_GETTERS[t](d))
+            t = nxt()
         d.exit()
     return out
 
@@ -948,19 +961,24 @@ def _read_list(d: Data) -> list[Any]:
 def _read_map(d: Data) -> dict[Any, Any]:
     out: dict[Any, Any] = {}
     if d.enter():
-        while d.next():
-            key = _read(d)
-            out[key] = _read(d) if d.next() else None
+        nxt = d.next
+        t = nxt()
+        while t is not None:
+            key = _GETTERS[t](d)
+            t = nxt()
+            if t is None:
+                out[key] = None
+                break
+            out[key] = _GETTERS[t](d)
+            t = nxt()
         d.exit()
     return out
 
 
 def _read_described(d: Data) -> Described:
     d.enter()
-    d.next()
-    descriptor = _read(d)
-    d.next()
-    value = _read(d)
+    descriptor = _read_next(d)
+    value = _read_next(d)
     d.exit()
     return Described(descriptor, value)
 
@@ -972,13 +990,24 @@ def _read_array(d: Data) -> list[Any]:
     if d.enter():
         if described:
             d.next()
-        while d.next():
-            out.append(_read(d))
+        t = d.next()
+        while t is not None:
+            out.append(_GETTERS[t](d))
+            t = d.next()
         d.exit()
     return out
 
 
-_GETTERS: dict[int, Callable[[Data], Any]] = dict(Data.get_mappings)
+def _unsupported(d: Data) -> Any:
+    raise CodecError(f"Cannot decode AMQP message: unsupported AMQP type code {d.type()}")
+
+
+class _Getters(dict[int, Callable[[Data], Any]]):
+    def __missing__(self, key: int) -> Callable[[Data], Any]:
+        return _unsupported
+
+
+_GETTERS = _Getters(Data.get_mappings)
 _GETTERS[Data.BINARY] = _read_binary
 _GETTERS[Data.LIST] = _read_list
 _GETTERS[Data.MAP] = _read_map
@@ -986,15 +1015,12 @@ _GETTERS[Data.DESCRIBED] = _read_described
 _GETTERS[Data.ARRAY] = _read_array
 
 
-def _read(d: Data) -> Any:
-    """The current node as Python values, like Data.get_object but with owned bytes."""
-    t = d.type()
+def _read_next(d: Data) -> Any:
+    """Move to the next node and read it as Python values (None when there is none)."""
+    t = d.next()
     if t is None:
         return None
-    getter = _GETTERS.get(t)
-    if getter is None:
-        raise CodecError(f"Cannot decode AMQP message: unsupported AMQP type code {t}")
-    return getter(d)
+    return _GETTERS[t](d)
 
 
 def _field(values: list[Any], index: int) -> Any:

@@ -498,14 +498,16 @@ def test_empty_names_rejected_on_get(name: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["1abc", "a-b", "a b", "a.b", "sentry-trace", "a+", "-", "#x", "x\n", "é-", 5]
+    "name", ["1abc", "a-b", "a b", "a.b", "sentry-trace", "a+", "-", "#x", "x\n", "x\r", "é-", 5]
 )
 def test_invalid_identifiers_rejected(name: Any) -> None:
     with pytest.raises(IllegalArgumentException, match="invalid"):
         Message().setStringProperty(name, "x")
 
 
-@pytest.mark.parametrize("name", ["a", "_a", "$a", "a1", "a_b$c", "é", "naïve", "日本", "JMS_X"])
+@pytest.mark.parametrize(
+    "name", ["a", "_a", "$a", "a1", "a_b$c", "é", "naïve", "日本", "JMS_X", "€x", "a\x00b"]
+)
 def test_valid_identifiers_accepted(name: str) -> None:
     m = Message()
     m.setIntProperty(name, 1)
