@@ -302,10 +302,14 @@ class Engine:
             self._run_timers(now)
             self._dispatch_events()
             self._write(sock)
+            # pending()/capacity() make proton process input and may raise events (e.g. a
+            # SASL failure); dispatch them before leaving so the reason reaches the provider.
             if transport.closed or (self._stop_requested and transport.pending() <= 0):
+                self._dispatch_events()
                 return
             capacity = transport.capacity()
             if capacity < 0 and transport.pending() < 0:
+                self._dispatch_events()
                 return
             readers = [wake_r, sock] if capacity > 0 else [wake_r]
             writers = [sock] if transport.pending() > 0 else []
