@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Set up a fresh Debian/Ubuntu machine for jmspy: OS packages python-qpid-proton needs to build
+# with TLS and SASL, a Java runtime for the Artemis broker, the project with its dev tools, and
+# the Artemis distribution in the user cache. Safe to run again; it skips what is present.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "OS packages"
+build_pkgs=(libssl-dev pkg-config libsasl2-dev build-essential cmake swig)
+if command -v dpkg-query >/dev/null 2>&1; then
+  missing=()
+  for pkg in "${build_pkgs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+  # Artemis needs Java 17+; the JRE is only installed when no Java is reachable at all.
+  if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
+    missing+=(openjdk-17-jre-headless)
+  fi
+  if [ "${#missing[@]}" -eq 0 ]; then
+    echo "all present: ${build_pkgs[*]} (and a Java runtime)"
+  elif [ "$(id -u)" -eq 0 ]; then
+    echo "installing: ${missing[*]}"
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  else
+    echo "missing OS packages (not root, so not installing): ${missing[*]}" >&2
+    echo "install them with: sudo apt-get install -y ${missing[*]}" >&2
+  fi
+else
+  echo "not a Debian-based system; make sure these (or equivalents) are installed:" \
+    "${build_pkgs[*]} and Java 17+" >&2
+fi
+
+step "pip install -e '.[dev]'"
+python -m pip install -e '.[dev]'
+
+step "python-qpid-proton has TLS"
+# A wheel built earlier on a machine without libssl-dev would be reused from pip's cache and
+# silently lack TLS: rebuild it from source once the headers are there.
+if ! python -c "import proton, sys; sys.exit(0 if proton.SSL.present() else 1)" 2>/dev/null; then
+  echo "rebuilding python-qpid-proton with TLS"
+  python -m pip install --force-reinstall --no-cache-dir --no-deps \
+    --no-binary python-qpid-proton python-qpid-proton
+fi
+python -c "import proton; assert proton.SSL.present(), 'python-qpid-proton has no TLS support'
+print('proton', '.'.join(map(str, proton.VERSION)), 'TLS: yes,',
+      'Cyrus SASL:', 'yes' if proton.SASL.extended() else 'no (built-in PLAIN/ANONYMOUS only)')"
+
+step "warm the Artemis cache"
+jmspy-broker fetch artemis
+
