@@ -229,8 +229,10 @@ class AmqpConnection:
 
     def open(self) -> None:
         """Connect, authenticate and exchange open frames; raise the mapped error on failure."""
-        self.engine.start()
+        # Queue the open before starting the thread: a connect that fails at once (refused)
+        # stops the engine, and a later submit would raise EngineStopped instead of the reason.
         self.engine.submit(self._proton.open)
+        self.engine.start()
         timeout = self.timeout_s("connect_timeout")
         try:
             self._open_completion.wait(
@@ -387,7 +389,9 @@ class AmqpConnection:
             self.remote_properties.get("version", ""),
             sorted(self.remote_offered_capabilities),
         )
-        self._open_completion.succeed(None)
+        # Succeed after the events already received: a peer refusing the connection may send
+        # its open and a close with the reason together, and that close must fail the open.
+        self.engine.schedule(0.0, lambda: self._open_completion.succeed(None))
 
     def _on_remote_close(self) -> None:
         conn = self._proton
