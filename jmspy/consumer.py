@@ -110,6 +110,14 @@ class MessageConsumer:
     def _check_closed(self) -> None:
         if self._closed:
             raise IllegalStateException("The MessageConsumer is closed")
+        if self._failure is not None:
+            # As in Qpid JMS: a receive blocked when the link failed gets the failure itself;
+            # any later call finds the consumer closed by that failure.
+            raise IllegalStateException(
+                "The MessageConsumer was closed due to an unrecoverable error: "
+                f"{self._failure.reason}",
+                linked=self._failure,
+            )
         self._session._check_closed()
 
     def _take(self) -> InboundDelivery | None:
