@@ -230,6 +230,10 @@ class MessageProducer:
         message.setJMSMessageID(
             None if self._disable_message_id else self._id_prefix + str(next(self._message_seq))
         )
+        # As in Qpid JMS: JMSXUserID is the authenticated user with jms.populateJMSXUserID and
+        # is cleared on every other send, so a message cannot claim someone else's identity.
+        options = self._connection.options
+        message._user_id = options.username if options.populate_jmsx_user_id else None
         payload = encode_message(message, ttl=ttl, delivery_time_transmitted=delay > 0)
         if self._force_sync:
             sync = True
