@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import __version__
 from ._amqp.provider import AmqpConnection
+from .adapters import BrokerProfile, choose_profile
 from .errors import (
     IllegalStateException,
     InvalidClientIDException,
@@ -143,6 +144,10 @@ class ConnectionMetaData:
     def getOfferedCapabilities(self) -> frozenset[str]:
         return self._connection._offered_capabilities()
 
+    def getAdapter(self) -> str:
+        """The name of the broker profile in use (see jmspy.adapters)."""
+        return self._connection.adapter.name
+
 
 class Connection:
     """A JMS connection: one AMQP connection with its engine thread.
@@ -161,6 +166,7 @@ class Connection:
             f"{options.connection_id_prefix}{uuid.uuid4()}:{next(_connection_seq)}"
         )
         self._amqp: AmqpConnection | None = None
+        self._adapter: BrokerProfile | None = None
         self._open_lock = threading.RLock()
         self._state = threading.Condition()
         self._started = False
@@ -201,6 +207,9 @@ class Connection:
                 self._endpoint, self._options, container_id, self._on_connection_failure
             )
             amqp.open()
+            self._adapter = choose_profile(
+                self._options.adapter, amqp.remote_properties, amqp.remote_offered_capabilities
+            )
             self._amqp = amqp
             self._used = True
             return amqp
@@ -210,6 +219,18 @@ class Connection:
 
     def _offered_capabilities(self) -> frozenset[str]:
         return frozenset(self._ensure_open().remote_offered_capabilities)
+
+    @property
+    def adapter(self) -> BrokerProfile:
+        """The broker profile in use (configured with jmspy.adapter, or detected at open)."""
+        self._ensure_open()
+        assert self._adapter is not None
+        return self._adapter
+
+    def _delayed_delivery_supported(self) -> bool:
+        """DD-1 at connection level: the adapter's word, else the offered capabilities."""
+        amqp = self._ensure_open()
+        return self.adapter.supports_delayed_delivery(amqp.remote_offered_capabilities)
 
     def _on_connection_failure(self, error: JMSException) -> None:
         """Engine thread: the connection failed. Wake every waiter, then tell the listener."""

@@ -7,10 +7,10 @@ import collections
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._amqp.codec import decode_message
+from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec
 from .connection import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from .destination import Destination, Topic
@@ -28,6 +28,55 @@ class MessageListener(Protocol):
 
 
 ListenerLike = MessageListener | Callable[[Message], Any]
+
+
+class PriorityBuffer:
+    """The local prefetch buffer in priority order: ten FIFO lanes, highest priority first.
+
+    Offers the subset of ``collections.deque`` the consumer uses."""
+
+    __slots__ = ("_lanes", "_size")
+
+    def __init__(self) -> None:
+        self._lanes: list[collections.deque[InboundDelivery]] = [
+            collections.deque() for _ in range(10)
+        ]
+        self._size = 0
+
+    @staticmethod
+    def _lane(inbound: InboundDelivery) -> int:
+        return 9 - min(9, max(0, inbound.message.getJMSPriority()))
+
+    def append(self, inbound: InboundDelivery) -> None:
+        self._lanes[self._lane(inbound)].append(inbound)
+        self._size += 1
+
+    def extendleft(self, inbounds: Iterable[InboundDelivery]) -> None:
+        for inbound in inbounds:
+            self._lanes[self._lane(inbound)].appendleft(inbound)
+            self._size += 1
+
+    def popleft(self) -> InboundDelivery:
+        for lane in self._lanes:
+            if lane:
+                self._size -= 1
+                return lane.popleft()
+        raise IndexError("pop from an empty buffer")
+
+    def clear(self) -> None:
+        for lane in self._lanes:
+            lane.clear()
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __bool__(self) -> bool:
+        return self._size > 0
+
+    def __iter__(self) -> Iterator[InboundDelivery]:
+        for lane in self._lanes:
+            yield from lane
 
 
 class MessageConsumer:
@@ -48,7 +97,15 @@ class MessageConsumer:
         self._no_local = no_local
         self._consumer_id = f"{session._session_id}:{seq}"
         self._listener: ListenerLike | None = None
-        self._buffer: collections.deque[InboundDelivery] = collections.deque()
+        # DD-15: delivery sequence. "priority" reorders what is held locally (highest first,
+        # FIFO within a priority), like Qpid JMS's jms.localMessagePriority.
+        sequence = destination.options.delivery_sequence or (
+            "priority" if session._connection.options.local_message_priority else "fifo"
+        )
+        self._delivery_sequence = sequence
+        self._buffer: collections.deque[InboundDelivery] | PriorityBuffer = (
+            PriorityBuffer() if sequence == "priority" else collections.deque()
+        )
         self._cv = threading.Condition()
         self._closed = False
         self._failure: JMSException | None = None
@@ -61,16 +118,24 @@ class MessageConsumer:
         kind = "topic" if isinstance(destination, Topic) else "queue"
         prefetch = options.prefetch_for(kind)
         policy = self._connection._deserialization_policy_object()
+        adapter = self._connection.adapter
+        address = node_address(destination, adapter.queue_prefix, adapter.topic_prefix)
         spec = LinkSpec(
-            name=f"jmspy:receiver:{self._consumer_id}:{destination.address}",
-            address=destination.address,
+            name=f"jmspy:receiver:{self._consumer_id}:{address}",
+            address=address,
             capabilities=(destination.kind,),
             selector=selector,
             no_local=no_local,
         )
 
         def decode(payload: bytes) -> Message:
-            return decode_message(payload, destination, deserialization_policy=policy)
+            return decode_message(
+                payload,
+                destination,
+                deserialization_policy=policy,
+                queue_prefix=adapter.queue_prefix,
+                topic_prefix=adapter.topic_prefix,
+            )
 
         self._receiver: AmqpReceiver = session._amqp.create_receiver(
             spec, prefetch, decode, self._on_inbound, self._on_link_closed

@@ -13,12 +13,15 @@ This module is pure Python so the message model can use it without importing pro
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from jmspy.errors import InvalidDestinationException
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from jmspy.errors import IllegalArgumentException, InvalidDestinationException
 
 __all__ = [
     "Destination",
+    "DestinationOptions",
     "Queue",
     "Topic",
     "TemporaryQueue",
@@ -37,6 +40,44 @@ TEMP_QUEUE_TYPE = 2
 TEMP_TOPIC_TYPE = 3
 
 
+class DestinationOptions(BaseModel):
+    """What a destination declares about itself (the delay, priority and sequence rules use it).
+
+    ``default_delivery_delay`` (ms, DD-10) applies to messages sent without a delay of their
+    own; ``max_delivery_delay`` (ms, DD-11) caps delays; ``delivery_sequence`` (DD-15) is
+    ``fifo`` or ``priority`` for consumers of this destination; ``default_priority`` (DD-16)
+    replaces the producer's default priority; ``cluster_bind`` (DD-5) declares a clustered
+    destination and its bind option; ``persistent_delivery`` / ``non_persistent_delivery``
+    (DD-6) are a topic's publication delivery options.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    default_delivery_delay: int = Field(0, ge=0)
+    max_delivery_delay: int | None = Field(None, ge=0)
+    delivery_sequence: Literal["fifo", "priority"] | None = None
+    default_priority: int | None = Field(None, ge=0, le=9)
+    cluster_bind: Literal["not_fixed", "on_open", "on_group"] | None = None
+    persistent_delivery: Literal["all", "all_durable", "all_available"] | None = None
+    non_persistent_delivery: Literal["all", "all_durable", "all_available"] | None = None
+
+
+_NO_OPTIONS = DestinationOptions()
+
+
+def _options(name: str, values: dict[str, Any]) -> DestinationOptions:
+    if not values:
+        return _NO_OPTIONS
+    try:
+        return DestinationOptions(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{err['loc'][0] if err['loc'] else '?'}={err.get('input')!r}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise IllegalArgumentException(f"invalid option for destination {name!r}: {problems}")
+
+
 class Destination:
     """Base of every destination; equal and hashed by ``(kind, name)``.
 
@@ -44,7 +85,7 @@ class Destination:
     destination handed out by a session.
     """
 
-    __slots__ = ("_name",)
+    __slots__ = ("_name", "options")
 
     kind: ClassVar[str] = ""
     type_code: ClassVar[int] = -1
@@ -52,7 +93,7 @@ class Destination:
     is_queue: ClassVar[bool] = False
     is_topic: ClassVar[bool] = False
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, **options: Any) -> None:
         if type(self) is Destination:
             raise TypeError("Destination is abstract: use Queue, Topic or a temporary destination")
         # A JMS destination without a name cannot be addressed on the wire; Qpid JMS refuses it
@@ -62,6 +103,7 @@ class Destination:
                 f"Invalid {type(self).__name__} name {name!r}: a non-empty string is required"
             )
         self._name = name
+        self.options: DestinationOptions = _options(name, options)
 
     @property
     def address(self) -> str:
@@ -93,6 +135,25 @@ class Destination:
     # (class, name) pair is meaningful there, never the owning connection or delete hook.
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self._name,))
+
+    def with_options(self, **options: Any) -> Destination:
+        """A copy of this destination with more options (e.g. from a consumer's settings)."""
+        merged = {**self.options.model_dump(exclude_defaults=True), **options}
+        copy = type(self).__new__(type(self))
+        for slot in _all_slots(type(self)):
+            if hasattr(self, slot):
+                object.__setattr__(copy, slot, getattr(self, slot))
+        copy.options = _options(self._name, merged)
+        return copy
+
+
+def _all_slots(cls: type) -> list[str]:
+    slots: list[str] = []
+    for klass in cls.__mro__:
+        for slot in getattr(klass, "__slots__", ()):
+            if slot not in slots:
+                slots.append(slot)
+    return slots
 
 
 class Queue(Destination):

@@ -80,6 +80,17 @@ class ConnectionOptions(BaseModel):
 
     # --- jmspy.* (ours) ---
     adapter: str | None = Field(None, alias="jmspy.adapter")
+    max_delivery_delay: int | None = Field(None, alias="jmspy.maxDeliveryDelay", ge=0)
+
+    @field_validator("adapter")
+    @classmethod
+    def _known_adapter(cls, value: str | None) -> str | None:
+        if value is not None:
+            from .adapters import PROFILES
+
+            if value not in PROFILES:
+                raise ValueError(f"unknown adapter; known: {', '.join(sorted(PROFILES))}")
+        return value
 
     @field_validator("client_id")
     @classmethod

@@ -7,8 +7,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from ._amqp.codec import encode_message
-from ._amqp.provider import ANONYMOUS_RELAY, AmqpSender, LinkSpec
+from . import rules
+from ._amqp.codec import encode_message, node_address
+from ._amqp.provider import ANONYMOUS_RELAY, DELAYED_DELIVERY, AmqpSender, LinkSpec
 from .destination import Destination
 from .errors import (
     IllegalStateException,
@@ -38,9 +39,7 @@ def validate_delivery_mode(mode: Any) -> int:
 
 
 def validate_priority(priority: Any) -> int:
-    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 9:
-        raise JMSException(f"Priority value given {priority!r} is out of range (0..9)")
-    return priority
+    return rules.check_priority(priority)
 
 
 def validate_milliseconds(name: str, value: Any) -> int:
@@ -67,12 +66,17 @@ class MessageProducer:
         self._message_seq = itertools.count(1)
         self._delivery_mode = DeliveryMode.PERSISTENT
         self._priority = DEFAULT_PRIORITY
+        # DD-16: a destination's default priority replaces the producer's default only while
+        # the application has not chosen one.
+        self._priority_explicit = False
         self._time_to_live = 0
         self._delivery_delay = 0
         self._disable_message_id = False
         self._disable_timestamp = False
         self._closed = False
         options = self._connection.options
+        self._max_delivery_delay = options.max_delivery_delay
+        self._adapter = self._connection.adapter
         self._send_timeout = options.send_timeout
         self._force_async = options.force_async_send
         self._force_sync = options.force_sync_send
@@ -88,7 +92,12 @@ class MessageProducer:
         return f"MessageProducer(destination={self._destination!r})"
 
     def _attach(self, destination: Destination | None) -> AmqpSender:
-        address = destination.address if destination is not None else None
+        adapter = self._adapter
+        address = (
+            node_address(destination, adapter.queue_prefix, adapter.topic_prefix)
+            if destination is not None
+            else None
+        )
         capabilities = (destination.kind,) if destination is not None else ()
         spec = LinkSpec(
             name=f"jmspy:sender:{self._producer_id}:{next(self._link_seq)}:{address or ''}",
@@ -132,6 +141,7 @@ class MessageProducer:
     def setPriority(self, defaultPriority: int) -> None:
         self._check_closed()
         self._priority = validate_priority(defaultPriority)
+        self._priority_explicit = True
 
     def getPriority(self) -> int:
         self._check_closed()
@@ -139,7 +149,9 @@ class MessageProducer:
 
     def setTimeToLive(self, timeToLive: int) -> None:
         self._check_closed()
-        self._time_to_live = validate_milliseconds("timeToLive", timeToLive)
+        ttl = validate_milliseconds("timeToLive", timeToLive)
+        rules.check_ttl_and_delay(ttl, self._delivery_delay, where="setTimeToLive")
+        self._time_to_live = ttl
 
     def getTimeToLive(self) -> int:
         self._check_closed()
@@ -147,7 +159,37 @@ class MessageProducer:
 
     def setDeliveryDelay(self, deliveryDelay: int) -> None:
         self._check_closed()
-        self._delivery_delay = validate_milliseconds("deliveryDelay", deliveryDelay)
+        delay = validate_milliseconds("deliveryDelay", deliveryDelay)
+        self._check_delay_limits(delay, self._destination)
+        if self._destination is not None:
+            # A fixed producer's link is attached: support is known now (DD-1 at the setter).
+            rules.check_delay_supported(
+                delay, self._delay_supported(self._links[self._destination]), self._broker_name()
+            )
+        rules.check_ttl_and_delay(self._time_to_live, delay, where="setDeliveryDelay")
+        self._delivery_delay = delay
+
+    def _check_delay_limits(self, delay: int, destination: Destination | None) -> None:
+        rules.check_max_delay(
+            delay, self._max_delivery_delay, what="the connection factory (jmspy.maxDeliveryDelay)"
+        )
+        if destination is not None:
+            rules.check_max_delay(
+                delay, destination.options.max_delivery_delay, what=f"destination {destination}"
+            )
+
+    def _delay_supported(self, link: AmqpSender) -> bool:
+        if self._connection._delayed_delivery_supported():
+            return True
+        # The adapter may know better than the capability lists (e.g. IBM MQ never delays).
+        if self._adapter.delay_form == "unsupported" or self._adapter.delay_supported is False:
+            return False
+        return DELAYED_DELIVERY in link.target_capabilities
+
+    def _broker_name(self) -> str:
+        meta = self._connection._amqp_properties()
+        product = meta.get("product") or "unknown product"
+        return f"{product}, adapter {self._adapter.name}"
 
     def getDeliveryDelay(self) -> int:
         self._check_closed()
@@ -200,7 +242,11 @@ class MessageProducer:
             priority = validate_priority(rest[1])
             ttl = validate_milliseconds("timeToLive", rest[2])
         else:
-            mode, priority, ttl = self._delivery_mode, self._priority, self._time_to_live
+            mode, ttl = self._delivery_mode, self._time_to_live
+            priority = self._priority
+            default_priority = destination.options.default_priority
+            if not self._priority_explicit and default_priority is not None:
+                priority = default_priority  # DD-16
         self._send(destination, message, mode, priority, ttl, self._delivery_delay)
 
     def _send(
@@ -218,7 +264,20 @@ class MessageProducer:
             raise MessageFormatException(
                 f"cannot send {type(message).__name__}: expected a jmspy Message"
             )
+        # Every restriction is checked before anything is encoded or written.
+        delay = rules.effective_delay(delay, destination)  # DD-10
         link = self._link_for(destination)
+        if delay > 0:
+            self._check_delay_limits(delay, destination)  # DD-11
+            rules.check_delay_supported(delay, self._delay_supported(link), self._broker_name())
+            rules.check_ttl_and_delay(ttl, delay, where="send")  # DD-2 / DD-12
+            rules.check_message_for_delay(delay, message)  # DD-3, DD-4
+            rules.check_destination_for_delay(  # DD-5, DD-6
+                delay,
+                destination,
+                mode == DeliveryMode.PERSISTENT,
+                self._adapter.publication_defaults,
+            )
         timestamp = now_ms()
         message.setJMSDestination(destination)
         message.setJMSDeliveryMode(mode)
@@ -234,7 +293,16 @@ class MessageProducer:
         # is cleared on every other send, so a message cannot claim someone else's identity.
         options = self._connection.options
         message._user_id = options.username if options.populate_jmsx_user_id else None
-        payload = encode_message(message, ttl=ttl, delivery_time_transmitted=delay > 0)
+        adapter = self._adapter
+        payload = encode_message(
+            message,
+            ttl=ttl,
+            delivery_time_transmitted=delay > 0,
+            queue_prefix=adapter.queue_prefix,
+            topic_prefix=adapter.topic_prefix,
+            delay_form=adapter.delay_form,
+            message_annotations=adapter.message_annotations,
+        )
         if self._force_sync:
             sync = True
         elif self._force_async:

@@ -194,13 +194,15 @@ class Session:
 
     # ---- destinations ---------------------------------------------------------------------
 
-    def createQueue(self, queueName: str) -> Queue:
+    def createQueue(self, queueName: str, **options: Any) -> Queue:
+        """A queue by name; jmspy options (see DestinationOptions) may describe it, e.g.
+        ``createQueue("orders", default_delivery_delay=5000, delivery_sequence="priority")``."""
         self._check_closed()
-        return Queue(queueName)
+        return Queue(queueName, **options)
 
-    def createTopic(self, topicName: str) -> Topic:
+    def createTopic(self, topicName: str, **options: Any) -> Topic:
         self._check_closed()
-        return Topic(topicName)
+        return Topic(topicName, **options)
 
     # ---- producers and consumers --------------------------------------------------------
 

@@ -212,8 +212,15 @@ def _header_section(durable: bool, priority: int, ttl: int) -> bytes:
     return encoded
 
 
+SCHEDULED_ENQUEUE_TIME = symbol("x-opt-scheduled-enqueue-time")
+
+
 def _annotations_section(
-    msg_type: int, dest_type: int, reply_type: int, delivery_time: int | None
+    msg_type: int,
+    dest_type: int,
+    reply_type: int,
+    delivery_time: int | None,
+    delay_form: str = "delivery-time",
 ) -> bytes:
     key = (msg_type, dest_type, reply_type)
     if delivery_time is None:
@@ -235,9 +242,14 @@ def _annotations_section(
         d.put_symbol(JMS_REPLY_TO_TYPE)
         d.put_byte(reply_type)
     if delivery_time is not None:
-        # Qpid JMS writes the absolute delivery time as an AMQP long (ms since the epoch).
-        d.put_symbol(JMS_DELIVERY_TIME)
-        d.put_long(delivery_time)
+        if delay_form == "scheduled-enqueue-time":
+            # Azure Service Bus schedules with its own annotation, an AMQP timestamp.
+            d.put_symbol(SCHEDULED_ENQUEUE_TIME)
+            d.put_timestamp(timestamp(delivery_time))
+        else:
+            # Qpid JMS writes the absolute delivery time as an AMQP long (ms since the epoch).
+            d.put_symbol(JMS_DELIVERY_TIME)
+            d.put_long(delivery_time)
     d.exit()
     d.exit()
     encoded = bytes(d.encode())
@@ -304,6 +316,11 @@ def _to_amqp_value(value: Any) -> Any:
     )
 
 
+def node_address(dest: Destination, queue_prefix: str | None, topic_prefix: str | None) -> str:
+    """The AMQP address of a destination with a broker's queue/topic prefixes applied."""
+    return _address(dest, queue_prefix, topic_prefix)
+
+
 def _address(dest: Destination, queue_prefix: str | None, topic_prefix: str | None) -> str:
     # Prefixes are per-broker naming conventions for permanent nodes; temporary nodes are named
     # by the broker and used verbatim.
@@ -330,6 +347,8 @@ def encode_message(
     delivery_time_transmitted: bool,
     queue_prefix: str | None = None,
     topic_prefix: str | None = None,
+    delay_form: str = "delivery-time",
+    message_annotations: bool = True,
 ) -> bytes:
     """The AMQP bare message (all sections, concatenated) for sending ``msg``.
 
@@ -342,7 +361,15 @@ def encode_message(
     Raises MessageFormatException when a value cannot be represented on the wire.
     """
     try:
-        return _encode(msg, ttl, delivery_time_transmitted, queue_prefix, topic_prefix)
+        return _encode(
+            msg,
+            ttl,
+            delivery_time_transmitted,
+            queue_prefix,
+            topic_prefix,
+            delay_form,
+            message_annotations,
+        )
     except JMSException:
         raise
     except Exception as exc:
@@ -355,6 +382,8 @@ def _encode(
     delivery_time_transmitted: bool,
     queue_prefix: str | None,
     topic_prefix: str | None,
+    delay_form: str = "delivery-time",
+    message_annotations: bool = True,
 ) -> bytes:
     parts: list[bytes | bytearray] = []
     props = msg._properties
@@ -378,14 +407,17 @@ def _encode(
     dest = msg._destination
     reply_to = msg._reply_to
     msg_type = msg._jms_msg_type
-    parts.append(
-        _annotations_section(
-            msg_type,
-            -1 if dest is None else dest.type_code,
-            -1 if reply_to is None else reply_to.type_code,
-            msg._delivery_time if delivery_time_transmitted else None,
+    # Some brokers (IBM MQ AMQP channels) reject any message carrying annotations.
+    if message_annotations:
+        parts.append(
+            _annotations_section(
+                msg_type,
+                -1 if dest is None else dest.type_code,
+                -1 if reply_to is None else reply_to.type_code,
+                msg._delivery_time if delivery_time_transmitted else None,
+                delay_form,
+            )
         )
-    )
 
     # -- properties
     body: bytes | None = None

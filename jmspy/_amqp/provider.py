@@ -641,9 +641,23 @@ class AmqpSender(_LinkBase):
         self._unsettled: dict[bytes, Completion[None] | None] = {}
         self._in_flight = threading.BoundedSemaphore(max_in_flight)
         self.async_failure_handler: Callable[[JMSException], None] | None = None
+        # Some brokers (Qpid Broker-J) offer DELAYED_DELIVERY per link, in the target's
+        # capabilities; proton-c cannot read link-level offered capabilities.
+        self.target_capabilities: set[str] = set()
 
     def _remote_terminus(self) -> Any:
         return self.link.remote_target
+
+    def _on_remote_open(self) -> None:
+        target = self.link.remote_target
+        if target is not None:
+            try:
+                data = target.capabilities
+                data.rewind()
+                self.target_capabilities = _symbols_of(data.get_object() if data.next() else None)
+            except Exception:  # an odd capabilities encoding must not fail the attach
+                self.target_capabilities = set()
+        super()._on_remote_open()
 
     def _do_attach(self, completion: Completion[None]) -> None:
         self._attach = completion

@@ -1,0 +1,69 @@
+"""What a broker profile says, and how jmspy picks one for a connection.
+
+A profile is data (validated by pydantic) plus the few small hooks every broker needs: how a
+JMS destination becomes an AMQP address and how a delivery delay is written. There is no class
+hierarchy of connections: the provider asks the chosen profile and does the rest itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+DelayForm = Literal["delivery-time", "scheduled-enqueue-time", "unsupported"]
+DeadLetterOutcome = Literal["rejected", "modified-failed-undeliverable", "none"]
+PublicationOption = Literal["all", "all_durable", "all_available"]
+
+DELAYED_DELIVERY = "DELAYED_DELIVERY"
+
+
+class BrokerProfile(BaseModel):
+    """One broker's AMQP 1.0 behaviour, as jmspy needs to know it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    title: str
+    # Values of the open frame's `product` property that identify this broker.
+    products: tuple[str, ...] = ()
+    # Connection capabilities this broker is documented to offer.
+    expected_capabilities: frozenset[str] = frozenset()
+    # How a delivery delay is expressed: Qpid JMS's x-opt-delivery-time annotation (absolute
+    # ms, long), Service Bus's x-opt-scheduled-enqueue-time (timestamp), or not at all.
+    delay_form: DelayForm = "delivery-time"
+    # Whether delayed delivery can be relied on even when the capability is not offered (some
+    # brokers honour the annotation without advertising it), or never (the profile knows better
+    # than the capability list).
+    delay_supported: bool | None = None
+    # Whether the broker orders a queue's backlog by priority itself.
+    orders_by_priority: bool = False
+    # Whether the broker filters by JMS selector (source filter).
+    filters_selectors: bool = True
+    transactions: bool = True
+    message_annotations: bool = True
+    # The disposition that sends a message to the dead-letter destination.
+    dead_letter_outcome: DeadLetterOutcome = "rejected"
+    # Whether the broker itself delays redelivery (address settings); otherwise the client does.
+    broker_redelivery_delay: bool = False
+    # Address prefixes (the same form on links and in `to`/`reply-to`).
+    queue_prefix: str = ""
+    topic_prefix: str = ""
+    # Rule DD-6 defaults: a topic's delivery option for persistent / non-persistent messages.
+    publication_defaults: Mapping[str, PublicationOption | None] = {
+        "persistent": None,
+        "non_persistent": None,
+    }
+    notes: str = ""
+
+    def supports_delayed_delivery(self, offered: Iterable[str]) -> bool:
+        """DD-1: the profile's word where it has one, else the connection's capabilities."""
+        if self.delay_form == "unsupported":
+            return False
+        if self.delay_supported is not None:
+            return self.delay_supported
+        return DELAYED_DELIVERY in set(offered)
+
+    def describe(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
