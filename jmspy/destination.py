@@ -75,7 +75,9 @@ def _options(name: str, values: dict[str, Any]) -> DestinationOptions:
             f"{err['loc'][0] if err['loc'] else '?'}={err.get('input')!r}: {err['msg']}"
             for err in exc.errors()
         )
-        raise IllegalArgumentException(f"invalid option for destination {name!r}: {problems}")
+        raise IllegalArgumentException(
+            f"invalid option for destination {name!r}: {problems}"
+        ) from None
 
 
 class Destination:
