@@ -19,7 +19,16 @@ from .connection import (
     ExceptionListener,
 )
 from .consumer import MessageConsumer, MessageListener
-from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from .context import JMSConsumer, JMSContext, JMSProducer
+from .destination import (
+    Destination,
+    DestinationOptions,
+    Queue,
+    TemporaryQueue,
+    TemporaryTopic,
+    Topic,
+)
+from .rules import JMS_IBM_RETAIN, RETAIN_PUBLICATION, RULES, Rule
 from .errors import *  # noqa: F403 - the exception tree is part of the public API
 from .errors import ReasonCode
 from .message import (
@@ -43,6 +52,9 @@ add_snake_case_aliases(
         Session,
         MessageProducer,
         MessageConsumer,
+        JMSContext,
+        JMSProducer,
+        JMSConsumer,
         Message,
         TextMessage,
         BytesMessage,
@@ -69,7 +81,15 @@ __all__ = [
     "DeliveryMode",
     "DeserializationPolicy",
     "Destination",
+    "DestinationOptions",
+    "JMS_IBM_RETAIN",
+    "RETAIN_PUBLICATION",
+    "RULES",
+    "Rule",
     "ExceptionListener",
+    "JMSConsumer",
+    "JMSContext",
+    "JMSProducer",
     "MapMessage",
     "Message",
     "MessageConsumer",

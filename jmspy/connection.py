@@ -83,6 +83,13 @@ class ConnectionFactory:
         user = f", username={self._options.username!r}" if self._options.username else ""
         return f"ConnectionFactory({self._endpoint.display()!r}{user})"
 
+    def createContext(self, *args: Any) -> Any:
+        """``createContext()``, ``createContext(sessionMode)``,
+        ``createContext(userName, password[, sessionMode])`` (JMS 2.0 simplified API)."""
+        from .context import JMSContext
+
+        return JMSContext._create(self, *args)
+
     def createConnection(
         self, userName: str | None = None, password: str | None = None
     ) -> Connection:

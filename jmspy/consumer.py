@@ -14,7 +14,7 @@ from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec
 from .connection import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from .destination import Destination, Topic
-from .errors import IllegalStateException, JMSException
+from .errors import IllegalStateException, JMSException, MessageFormatException
 from .message import Message
 
 if TYPE_CHECKING:
@@ -300,7 +300,31 @@ class MessageConsumer:
     def receiveNoWait(self) -> Message | None:
         return self._receive(0.0, no_wait=True)
 
-    def _receive(self, timeout_s: float | None, no_wait: bool) -> Message | None:
+    def _receive_body(self, body_type: type, timeout_s: float | None, no_wait: bool) -> Any:
+        """JMSConsumer.receiveBody: a message whose body is not assignable to ``body_type``
+        is put back, unacknowledged, as if it had never been received (AUTO/DUPS_OK)."""
+
+        def accept(message: Message) -> bool:
+            if message.isBodyAssignableTo(body_type):
+                return True
+            if self._session._mode == CLIENT_ACKNOWLEDGE:
+                return True  # JMS: in CLIENT mode the message counts as delivered regardless
+            raise MessageFormatException(
+                f"the body of message {message.getJMSMessageID()} "
+                f"({type(message).__name__}) cannot be returned as {body_type.__name__}"
+            )
+
+        message = self._receive(timeout_s, no_wait, accept)
+        if message is None:
+            return None
+        return message.getBody(body_type)
+
+    def _receive(
+        self,
+        timeout_s: float | None,
+        no_wait: bool,
+        accept: Callable[[Message], bool] | None = None,
+    ) -> Message | None:
         self._check_closed()
         if self._session._has_listener():
             raise IllegalStateException(
@@ -319,6 +343,12 @@ class MessageConsumer:
                     if connection._started:
                         inbound = self._take()
                         if inbound is not None:
+                            if accept is not None:
+                                try:
+                                    accept(inbound.message)
+                                except JMSException:
+                                    self._buffer.extendleft([inbound])
+                                    raise
                             return self._hand_over(inbound)
                     if self._failure is not None:
                         raise JMSException(

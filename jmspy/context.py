@@ -1,0 +1,542 @@
+"""The simplified API of JMS 2.0: JMSContext, JMSProducer and JMSConsumer.
+
+They are thin layers over the classic objects; the only differences are the ones JMS 2.0
+defines: runtime exceptions instead of checked ones (the same error code, reason code, rule id
+and cause, via :func:`jmspy.errors.to_runtime`), chained producer setters, one connection
+shared by the contexts made from one another, and auto-start on the first consumer.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from . import rules
+from .connection import (
+    ACKNOWLEDGE_MODES,
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DUPS_OK_ACKNOWLEDGE,
+    SESSION_TRANSACTED,
+    Connection,
+    ConnectionMetaData,
+)
+from .destination import Destination, Queue, Topic
+from .errors import (
+    IllegalStateRuntimeException,
+    JMSException,
+    JMSRuntimeException,
+    MessageFormatRuntimeException,
+    to_runtime,
+)
+from .message import (
+    BytesMessage,
+    MapMessage,
+    Message,
+    ObjectMessage,
+    StreamMessage,
+    TextMessage,
+    message_for_body,
+)
+from .producer import (
+    DEFAULT_PRIORITY,
+    MessageProducer,
+    validate_delivery_mode,
+    validate_milliseconds,
+)
+
+if TYPE_CHECKING:
+    from .connection import ConnectionFactory
+    from .consumer import ListenerLike, MessageConsumer
+    from .session import Session
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def runtime(method: F) -> F:
+    """Raise the runtime twin of any checked JMS exception, as the simplified API must."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except JMSException as exc:
+            raise to_runtime(exc) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+class _SharedConnection:
+    """One connection shared by a JMSContext and the contexts created from it; it closes with
+    the last of them."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.users = 0
+        self.lock = threading.Lock()
+
+    def acquire(self) -> None:
+        with self.lock:
+            self.users += 1
+
+    def release(self) -> None:
+        with self.lock:
+            self.users -= 1
+            last = self.users == 0
+        if last:
+            self.connection.close()
+
+
+class JMSContext:
+    """A connection and a session in one object (JMS 2.0 section 2.8)."""
+
+    SESSION_TRANSACTED = SESSION_TRANSACTED
+    AUTO_ACKNOWLEDGE = AUTO_ACKNOWLEDGE
+    CLIENT_ACKNOWLEDGE = CLIENT_ACKNOWLEDGE
+    DUPS_OK_ACKNOWLEDGE = DUPS_OK_ACKNOWLEDGE
+
+    def __init__(self, shared: _SharedConnection, session_mode: int) -> None:
+        if session_mode not in ACKNOWLEDGE_MODES:
+            raise JMSRuntimeException(f"Invalid Session Mode: {session_mode!r}")
+        self._shared = shared
+        self._connection = shared.connection
+        self._mode = session_mode
+        self._session: Session | None = None
+        self._auto_start = True
+        self._closed = False
+        self._producer: MessageProducer | None = None
+        shared.acquire()
+
+    @classmethod
+    @runtime
+    def _create(cls, factory: ConnectionFactory, *args: Any) -> JMSContext:
+        """``createContext()``, ``(sessionMode)``, ``(user, password)``,
+        ``(user, password, sessionMode)``."""
+        user = password = None
+        mode = AUTO_ACKNOWLEDGE
+        if len(args) == 1:
+            (mode,) = args
+        elif len(args) == 2:
+            user, password = args
+        elif len(args) == 3:
+            user, password, mode = args
+        elif args:
+            raise JMSRuntimeException(f"createContext takes 0 to 3 arguments, got {len(args)}")
+        if mode not in ACKNOWLEDGE_MODES:
+            raise JMSRuntimeException(f"Invalid Session Mode: {mode!r}")
+        connection = factory.createConnection(user, password)
+        try:
+            # A context is usable at once: open now so bad credentials fail here.
+            connection._ensure_open()
+        except JMSException:
+            connection.close()
+            raise
+        return cls(_SharedConnection(connection), mode)
+
+    # ---- internal ------------------------------------------------------------------------
+
+    def _check_closed(self) -> None:
+        if self._closed:
+            raise IllegalStateRuntimeException("The JMSContext is closed")
+
+    def _session_or_create(self) -> Session:
+        self._check_closed()
+        if self._session is None:
+            self._session = self._connection.createSession(self._mode)
+        return self._session
+
+    def _anonymous_producer(self) -> MessageProducer:
+        if self._producer is None:
+            self._producer = self._session_or_create().createProducer(None)
+        return self._producer
+
+    # ---- JMSContext API --------------------------------------------------------------------
+
+    @runtime
+    def createContext(self, sessionMode: int) -> JMSContext:
+        self._check_closed()
+        return JMSContext(self._shared, sessionMode)
+
+    @runtime
+    def createProducer(self) -> JMSProducer:
+        self._check_closed()
+        return JMSProducer(self)
+
+    @runtime
+    def createConsumer(
+        self, destination: Destination, messageSelector: str | None = None, noLocal: bool = False
+    ) -> JMSConsumer:
+        consumer = self._session_or_create().createConsumer(destination, messageSelector, noLocal)
+        if self._auto_start:
+            self._connection.start()
+        return JMSConsumer(consumer)
+
+    @runtime
+    def createQueue(self, queueName: str, **options: Any) -> Queue:
+        return self._session_or_create().createQueue(queueName, **options)
+
+    @runtime
+    def createTopic(self, topicName: str, **options: Any) -> Topic:
+        return self._session_or_create().createTopic(topicName, **options)
+
+    @runtime
+    def createMessage(self) -> Message:
+        return self._session_or_create().createMessage()
+
+    @runtime
+    def createTextMessage(self, text: str | None = None) -> TextMessage:
+        return self._session_or_create().createTextMessage(text)
+
+    @runtime
+    def createBytesMessage(self) -> BytesMessage:
+        return self._session_or_create().createBytesMessage()
+
+    @runtime
+    def createMapMessage(self) -> MapMessage:
+        return self._session_or_create().createMapMessage()
+
+    @runtime
+    def createStreamMessage(self) -> StreamMessage:
+        return self._session_or_create().createStreamMessage()
+
+    @runtime
+    def createObjectMessage(self, obj: Any = None) -> ObjectMessage:
+        return self._session_or_create().createObjectMessage(obj)
+
+    @runtime
+    def getClientID(self) -> str | None:
+        self._check_closed()
+        return self._connection.getClientID()
+
+    @runtime
+    def setClientID(self, clientID: str) -> None:
+        self._check_closed()
+        self._connection.setClientID(clientID)
+
+    @runtime
+    def getMetaData(self) -> ConnectionMetaData:
+        self._check_closed()
+        return self._connection.getMetaData()
+
+    @runtime
+    def setExceptionListener(self, listener: Any) -> None:
+        self._check_closed()
+        self._connection.setExceptionListener(listener)
+
+    @runtime
+    def getExceptionListener(self) -> Any:
+        self._check_closed()
+        return self._connection.getExceptionListener()
+
+    def getSessionMode(self) -> int:
+        self._check_closed()
+        return self._mode
+
+    def getTransacted(self) -> bool:
+        self._check_closed()
+        return self._mode == SESSION_TRANSACTED
+
+    def getAutoStart(self) -> bool:
+        self._check_closed()
+        return self._auto_start
+
+    def setAutoStart(self, autoStart: bool) -> None:
+        self._check_closed()
+        self._auto_start = bool(autoStart)
+
+    @runtime
+    def start(self) -> None:
+        self._check_closed()
+        self._connection.start()
+
+    @runtime
+    def stop(self) -> None:
+        self._check_closed()
+        self._connection.stop()
+
+    @runtime
+    def acknowledge(self) -> None:
+        self._check_closed()
+        if self._session is not None:
+            self._session._acknowledge()
+
+    @runtime
+    def recover(self) -> None:
+        self._session_or_create().recover()
+
+    @runtime
+    def commit(self) -> None:
+        self._session_or_create().commit()
+
+    @runtime
+    def rollback(self) -> None:
+        self._session_or_create().rollback()
+
+    @runtime
+    def close(self) -> None:
+        if self._closed:
+            return
+        if self._session is not None:
+            if self._session._dispatcher is threading.current_thread():
+                raise IllegalStateRuntimeException(
+                    "Illegal invocation from MessageListener callback: a listener must not "
+                    "close its own JMSContext"
+                )
+            self._session.close()
+        self._closed = True
+        self._shared.release()
+
+    def __enter__(self) -> JMSContext:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class JMSProducer:
+    """A lightweight producer of a JMSContext with chained setters (JMS 2.0 section 7.2).
+
+    Invalid values raise from the setter itself, as the TCK requires; the delivery-delay rules
+    (DD-1, DD-2, DD-11, DD-14) raise their runtime exceptions with the rule's reason code.
+    """
+
+    def __init__(self, context: JMSContext) -> None:
+        self._context = context
+        self._delivery_mode = 2
+        self._priority = DEFAULT_PRIORITY
+        self._priority_explicit = False
+        self._time_to_live = 0
+        self._delivery_delay = 0
+        self._disable_message_id = False
+        self._disable_timestamp = False
+        self._properties: dict[str, Any] = {}
+        self._correlation_id: str | bytes | None = None
+        self._type: str | None = None
+        self._reply_to: Destination | None = None
+        self._async: Any = None
+
+    def _producer(self) -> MessageProducer:
+        return self._context._anonymous_producer()
+
+    @runtime
+    def send(self, destination: Destination, body: Any) -> JMSProducer:
+        """Send a Message, or a str/bytes/dict/object body wrapped in the matching type."""
+        self._context._check_closed()
+        if self._async is not None:
+            raise JMSRuntimeException(
+                "asynchronous send (setAsync) is not supported yet; call setAsync(None)"
+            )
+        message = body if isinstance(body, Message) else message_for_body(body)
+        for name, value in self._properties.items():
+            message.setObjectProperty(name, value)
+        if self._correlation_id is not None:
+            if isinstance(self._correlation_id, bytes):
+                message.setJMSCorrelationIDAsBytes(self._correlation_id)
+            else:
+                message.setJMSCorrelationID(self._correlation_id)
+        if self._type is not None:
+            message.setJMSType(self._type)
+        if self._reply_to is not None:
+            message.setJMSReplyTo(self._reply_to)
+        producer = self._producer()
+        producer._disable_message_id = self._disable_message_id
+        producer._disable_timestamp = self._disable_timestamp
+        if destination is None:
+            from .errors import InvalidDestinationRuntimeException
+
+            raise InvalidDestinationRuntimeException("Destination must not be null")
+        priority = self._priority
+        default_priority = destination.options.default_priority
+        if not self._priority_explicit and default_priority is not None:
+            priority = default_priority  # DD-16
+        producer._send(
+            destination,
+            message,
+            self._delivery_mode,
+            priority,
+            self._time_to_live,
+            self._delivery_delay,
+        )
+        return self
+
+    # ---- settings (chained) ------------------------------------------------------------
+
+    @runtime
+    def setDeliveryMode(self, deliveryMode: int) -> JMSProducer:
+        self._delivery_mode = validate_delivery_mode(deliveryMode)
+        return self
+
+    def getDeliveryMode(self) -> int:
+        return self._delivery_mode
+
+    @runtime
+    def setPriority(self, priority: int) -> JMSProducer:
+        self._priority = rules.check_priority(priority)
+        self._priority_explicit = True
+        return self
+
+    def getPriority(self) -> int:
+        return self._priority
+
+    @runtime
+    def setTimeToLive(self, timeToLive: int) -> JMSProducer:
+        ttl = validate_milliseconds("timeToLive", timeToLive)
+        rules.check_ttl_and_delay(ttl, self._delivery_delay, where="setTimeToLive")
+        self._time_to_live = ttl
+        return self
+
+    def getTimeToLive(self) -> int:
+        return self._time_to_live
+
+    @runtime
+    def setDeliveryDelay(self, deliveryDelay: int) -> JMSProducer:
+        delay = validate_milliseconds("deliveryDelay", deliveryDelay)
+        producer = self._producer()
+        producer._check_delay_limits(delay, None)
+        connection = self._context._connection
+        if delay > 0 and not connection._delayed_delivery_supported():
+            # DD-1 at the setter only where support is already known: the adapter rules it out,
+            # or the anonymous relay link offers no DELAYED_DELIVERY either. Per-destination
+            # links (no relay) are checked at send.
+            adapter = producer._adapter
+            relay = producer._links.get(None)
+            known_unsupported = (
+                adapter.delay_form == "unsupported"
+                or adapter.delay_supported is False
+                or (relay is not None and not producer._delay_supported(relay))
+            )
+            if known_unsupported:
+                rules.check_delay_supported(delay, False, producer._broker_name())
+        rules.check_ttl_and_delay(self._time_to_live, delay, where="setDeliveryDelay")
+        self._delivery_delay = delay
+        return self
+
+    def getDeliveryDelay(self) -> int:
+        return self._delivery_delay
+
+    def setDisableMessageID(self, value: bool) -> JMSProducer:
+        self._disable_message_id = bool(value)
+        return self
+
+    def getDisableMessageID(self) -> bool:
+        return self._disable_message_id
+
+    def setDisableMessageTimestamp(self, value: bool) -> JMSProducer:
+        self._disable_timestamp = bool(value)
+        return self
+
+    def getDisableMessageTimestamp(self) -> bool:
+        return self._disable_timestamp
+
+    def setAsync(self, completionListener: Any) -> JMSProducer:
+        self._async = completionListener
+        return self
+
+    def getAsync(self) -> Any:
+        return self._async
+
+    @runtime
+    def setProperty(self, name: str, value: Any) -> JMSProducer:
+        # Validate name and type now, with a scratch message, so errors come from the setter.
+        probe = Message()
+        try:
+            probe.setObjectProperty(name, value)
+        except JMSException as exc:
+            raise MessageFormatRuntimeException(exc.reason, exc.error_code, exc) from exc
+        self._properties[name] = value
+        return self
+
+    def clearProperties(self) -> JMSProducer:
+        self._properties.clear()
+        return self
+
+    def propertyExists(self, name: str) -> bool:
+        return name in self._properties
+
+    def getPropertyNames(self) -> set[str]:
+        return set(self._properties)
+
+    def getObjectProperty(self, name: str) -> Any:
+        return self._properties.get(name)
+
+    @runtime
+    def setJMSCorrelationID(self, correlationID: str | None) -> JMSProducer:
+        self._correlation_id = correlationID
+        return self
+
+    def getJMSCorrelationID(self) -> str | None:
+        cid = self._correlation_id
+        return cid if not isinstance(cid, bytes) else None
+
+    def setJMSCorrelationIDAsBytes(self, correlationID: bytes | None) -> JMSProducer:
+        self._correlation_id = None if correlationID is None else bytes(correlationID)
+        return self
+
+    def getJMSCorrelationIDAsBytes(self) -> bytes | None:
+        cid = self._correlation_id
+        return cid if isinstance(cid, bytes) else None
+
+    def setJMSType(self, type: str | None) -> JMSProducer:
+        self._type = type
+        return self
+
+    def getJMSType(self) -> str | None:
+        return self._type
+
+    def setJMSReplyTo(self, replyTo: Destination | None) -> JMSProducer:
+        self._reply_to = replyTo
+        return self
+
+    def getJMSReplyTo(self) -> Destination | None:
+        return self._reply_to
+
+
+class JMSConsumer:
+    """The simplified API's consumer (JMS 2.0 section 8.6)."""
+
+    def __init__(self, consumer: MessageConsumer) -> None:
+        self._consumer = consumer
+
+    @runtime
+    def receive(self, timeout: int | None = None) -> Message | None:
+        return self._consumer.receive(timeout)
+
+    @runtime
+    def receiveNoWait(self) -> Message | None:
+        return self._consumer.receiveNoWait()
+
+    @runtime
+    def receiveBody(self, c: type, timeout: int | None = None) -> Any:
+        timeout_s = None if not timeout else timeout / 1000.0
+        return self._consumer._receive_body(c, timeout_s, no_wait=False)
+
+    @runtime
+    def receiveBodyNoWait(self, c: type) -> Any:
+        return self._consumer._receive_body(c, 0.0, no_wait=True)
+
+    @runtime
+    def setMessageListener(self, listener: ListenerLike | None) -> None:
+        self._consumer.setMessageListener(listener)
+
+    @runtime
+    def getMessageListener(self) -> ListenerLike | None:
+        return self._consumer.getMessageListener()
+
+    @runtime
+    def getMessageSelector(self) -> str | None:
+        return self._consumer.getMessageSelector()
+
+    @runtime
+    def close(self) -> None:
+        self._consumer.close()
+
+    def __enter__(self) -> JMSConsumer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Any:
+        return iter(self._consumer)
