@@ -28,7 +28,6 @@ from .destination import (
     TemporaryTopic,
     Topic,
 )
-from .rules import JMS_IBM_RETAIN, RETAIN_PUBLICATION, RULES, Rule
 from .errors import *  # noqa: F403 - the exception tree is part of the public API
 from .errors import ReasonCode
 from .message import (
@@ -42,6 +41,7 @@ from .message import (
     TextMessage,
 )
 from .producer import MessageProducer
+from .rules import JMS_IBM_RETAIN, RETAIN_PUBLICATION, RULES, Rule
 from .session import Session
 
 add_snake_case_aliases(
