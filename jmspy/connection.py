@@ -369,11 +369,6 @@ class Connection:
                 f"invalid session mode {mode!r}: use AUTO_ACKNOWLEDGE (1), CLIENT_ACKNOWLEDGE (2), "
                 "DUPS_OK_ACKNOWLEDGE (3) or SESSION_TRANSACTED (0)"
             )
-        if mode == SESSION_TRANSACTED:
-            raise JMSException(
-                "transacted sessions (SESSION_TRANSACTED) are not supported yet by jmspy; "
-                "use AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE or DUPS_OK_ACKNOWLEDGE"
-            )
         amqp = self._ensure_open()
         session = Session(self, amqp, mode, next(self._session_seq))
         self._sessions.append(session)

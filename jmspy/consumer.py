@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec
-from .connection import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
+from .connection import (
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DUPS_OK_ACKNOWLEDGE,
+    SESSION_TRANSACTED,
+)
 from .destination import Destination, Topic
 from .errors import IllegalStateException, JMSException, MessageFormatException
 from .message import Message
@@ -208,6 +213,9 @@ class MessageConsumer:
             message._acknowledge_callback = self._session._acknowledge
         elif mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
             self._receiver.settle(inbound, "accepted")
+        else:
+            # SESSION_TRANSACTED: accepted within the transaction; commit or rollback decides.
+            self._receiver.settle(inbound, "accepted", txn_id=self._session._txn_id)
         return message
 
     def _redeliver_locally(self, inbounds: list[InboundDelivery]) -> None:
@@ -236,6 +244,8 @@ class MessageConsumer:
         if mode == CLIENT_ACKNOWLEDGE:
             session._track_unacked(inbound)
             message._acknowledge_callback = session._acknowledge
+        elif mode == SESSION_TRANSACTED:
+            self._receiver.settle(inbound, "accepted", txn_id=session._txn_id)
         session._current_listener_delivery = inbound
         session._recover_requested = False
         failed = False
@@ -378,6 +388,17 @@ class MessageConsumer:
                     self._cv.wait(remaining if remaining is not None else 1.0)
             finally:
                 self._receiving -= 1
+
+    def _release_prefetch(self) -> None:
+        """Stop the credit and give every buffered, undelivered message back to the broker
+        (transaction rollback)."""
+        if self._closed:
+            return
+        self._receiver.stop_credit(self._drain_timeout)
+        with self._cv:
+            undelivered = list(self._buffer)
+            self._buffer.clear()
+        self._receiver.settle_many(undelivered, "released")
 
     def close(self) -> None:
         if self._closed:

@@ -309,7 +309,13 @@ class MessageProducer:
             sync = False
         else:
             sync = mode == DeliveryMode.PERSISTENT
-        link.send(payload, sync, self._send_timeout)
+        txn_id = self._session._txn_id
+        if txn_id is not None:
+            # Transactional sends need no round trip each: commit waits for their outcomes.
+            link.txn_failure_handler = self._session._on_txn_failure
+            link.send(payload, False, self._send_timeout, txn_id)
+        else:
+            link.send(payload, sync, self._send_timeout)
 
     # ---- close -------------------------------------------------------------------------------
 

@@ -17,7 +17,12 @@ from .connection import (
     SESSION_TRANSACTED,
 )
 from .destination import Destination, Queue, Topic
-from .errors import IllegalStateException, InvalidDestinationException, JMSException
+from .errors import (
+    IllegalStateException,
+    InvalidDestinationException,
+    JMSException,
+    TransactionRolledBackException,
+)
 from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 
 if TYPE_CHECKING:
@@ -59,6 +64,11 @@ class Session:
         self._delivery_lock = threading.RLock()
         self._current_listener_delivery: InboundDelivery | None = None
         self._recover_requested = False
+        # SESSION_TRANSACTED: the current AMQP transaction, and why it can only roll back.
+        self._txn_id: bytes | None = None
+        self._txn_failure: JMSException | None = None
+        if mode == SESSION_TRANSACTED:
+            self._txn_id = self._amqp.coordinator().declare()
 
     def __repr__(self) -> str:
         return f"Session({ACKNOWLEDGE_MODES[self._mode]}, {'closed' if self._closed else 'open'})"
@@ -251,15 +261,75 @@ class Session:
         self._check_closed()
         return self._mode
 
+    def _on_txn_failure(self, error: JMSException) -> None:
+        """Engine thread: a transactional send was refused; the commit must roll back."""
+        if self._txn_failure is None:
+            self._txn_failure = error
+
     def commit(self) -> None:
+        """Commit every send and acknowledgement of the current transaction."""
         self._check_closed()
-        raise IllegalStateException("commit() needs a transacted session: Not a transacted session")
+        if self._mode != SESSION_TRANSACTED:
+            raise IllegalStateException(
+                "commit() needs a transacted session: Not a transacted session"
+            )
+        timeout_s = self._connection.options.send_timeout / 1000.0
+        for producer in list(self._producers):
+            for link in producer._links.values():
+                link.wait_settled(timeout_s)
+        txn_id = self._txn_id
+        assert txn_id is not None
+        failure = self._txn_failure or self._amqp_connection.failure
+        if failure is not None:
+            self._discard_transaction()
+            raise TransactionRolledBackException(
+                f"the transaction was rolled back: {failure.reason}", linked=failure
+            )
+        try:
+            self._amqp.coordinator().discharge(txn_id, fail=False)
+        except TransactionRolledBackException:
+            self._begin_next_transaction()
+            raise
+        except JMSException as exc:
+            # The connection dropped mid-transaction: the broker rolls it back.
+            raise TransactionRolledBackException(
+                f"the transaction was rolled back: {exc.reason}", linked=exc
+            ) from exc
+        self._begin_next_transaction()
 
     def rollback(self) -> None:
+        """Undo the current transaction: sends are discarded and received messages go back to
+        the broker, which redelivers them with JMSRedelivered set."""
         self._check_closed()
-        raise IllegalStateException(
-            "rollback() needs a transacted session: Not a transacted session"
-        )
+        if self._mode != SESSION_TRANSACTED:
+            raise IllegalStateException(
+                "rollback() needs a transacted session: Not a transacted session"
+            )
+        with self._delivery_lock:
+            # Prefetched messages that were never delivered go back first, so the broker can
+            # redeliver the rolled-back ones in order before them.
+            for consumer in list(self._consumers):
+                consumer._release_prefetch()
+            txn_id = self._txn_id
+            assert txn_id is not None
+            self._amqp.coordinator().discharge(txn_id, fail=True)
+            self._begin_next_transaction()
+            for consumer in list(self._consumers):
+                consumer._receiver.restore_credit()
+
+    def _begin_next_transaction(self) -> None:
+        self._txn_failure = None
+        self._txn_id = self._amqp.coordinator().declare()
+
+    def _discard_transaction(self) -> None:
+        txn_id = self._txn_id
+        if txn_id is None:
+            return
+        try:
+            self._amqp.coordinator().discharge(txn_id, fail=True)
+            self._begin_next_transaction()
+        except JMSException as exc:
+            log.debug("rolling back a failed transaction: %s", exc)
 
     def recover(self) -> None:
         """Redeliver every unacknowledged message, from the first one, marked redelivered."""
@@ -304,7 +374,14 @@ class Session:
                     except JMSException as exc:
                         log.debug("closing producer: %s", exc)
                 # Unacknowledged CLIENT_ACKNOWLEDGE messages were settled as failed deliveries
-                # by their consumers' close; nothing is acknowledged by closing (JMS 6.2.15).
+                # by their consumers' close; nothing is acknowledged by closing (JMS 6.2.15),
+                # and an open transaction is rolled back.
+                if self._txn_id is not None and self._amqp_connection.failure is None:
+                    try:
+                        self._amqp.coordinator().discharge(self._txn_id, fail=True)
+                    except JMSException as exc:
+                        log.debug("rolling back on close: %s", exc)
+                    self._txn_id = None
                 self._amqp.close()
                 self._closed = True
         finally:

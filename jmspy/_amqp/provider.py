@@ -22,6 +22,7 @@ from proton import (
     Connection,
     Data,
     Delivery,
+    Described,
     Event,
     Link,
     SSLDomain,
@@ -59,6 +60,25 @@ JMS_SELECTOR_KEY = "jms-selector"
 JMS_SELECTOR_CODE = 0x0000468C00000004
 NO_LOCAL_KEY = "no-local"
 NO_LOCAL_CODE = 0x0000468C00000003
+
+# Transactions (AMQP 1.0 part 4): descriptor codes of the control messages and states.
+TRANSACTIONAL_STATE = 0x34
+DECLARED_CODE = 0x33
+ACCEPTED_CODE = 0x24
+REJECTED_CODE = 0x25
+DECLARE = symbol("amqp:declare:list")
+DISCHARGE = symbol("amqp:discharge:list")
+LOCAL_TRANSACTIONS = "amqp:local-transactions"
+
+
+def _transactional_outcome(data: Any) -> int | None:
+    """The outcome code inside a remote transactional-state [txn-id, outcome]."""
+    try:
+        outcome = data[1]
+        return int(outcome.descriptor)
+    except (TypeError, IndexError, AttributeError, ValueError):
+        return None
+
 
 OUTCOMES = ("amqp:accepted:list", "amqp:rejected:list", "amqp:released:list", "amqp:modified:list")
 
@@ -468,6 +488,7 @@ class AmqpSession:
         self._proton: Any = None
         self._begin: Completion[None] | None = None
         self._links: set[_LinkBase] = set()
+        self._coordinator: AmqpCoordinator | None = None
         self.closed = False
 
     def _do_begin(self, completion: Completion[None]) -> None:
@@ -496,6 +517,14 @@ class AmqpSession:
         sender = AmqpSender(self, spec, max_in_flight)
         self.connection.run(sender._do_attach, f"attaching producer link to {spec.address!r}")
         return sender
+
+    def coordinator(self) -> AmqpCoordinator:
+        """The session's transaction coordinator link, attached on first use."""
+        if self._coordinator is None:
+            coordinator = AmqpCoordinator(self)
+            self.connection.run(coordinator._do_attach, "attaching the transaction coordinator")
+            self._coordinator = coordinator
+        return self._coordinator
 
     def create_receiver(
         self,
@@ -634,13 +663,14 @@ class AmqpSender(_LinkBase):
 
     def __init__(self, session: AmqpSession, spec: LinkSpec, max_in_flight: int) -> None:
         super().__init__(session, spec)
-        self._outbox: list[tuple[bytes, Completion[None] | None]] = []
+        self._outbox: list[tuple[bytes, Completion[None] | None, bytes | None]] = []
         self._outbox_lock = threading.Lock()
         self._flush_scheduled = False
         self._tags = itertools.count(1)
         self._unsettled: dict[bytes, Completion[None] | None] = {}
         self._in_flight = threading.BoundedSemaphore(max_in_flight)
         self.async_failure_handler: Callable[[JMSException], None] | None = None
+        self.txn_failure_handler: Callable[[JMSException], None] | None = None
         # Some brokers (Qpid Broker-J) offer DELAYED_DELIVERY per link, in the target's
         # capabilities; proton-c cannot read link-level offered capabilities.
         self.target_capabilities: set[str] = set()
@@ -682,7 +712,9 @@ class AmqpSender(_LinkBase):
         target = self.link.remote_target
         return target.address if target is not None else None
 
-    def send(self, payload: bytes, sync: bool, timeout_ms: int) -> None:
+    def send(
+        self, payload: bytes, sync: bool, timeout_ms: int, txn_id: bytes | None = None
+    ) -> None:
         """Queue a transfer. A sync send waits for the peer's outcome; an async one does not
         but is bounded by the in-flight limit, so a slow peer slows the producer down."""
         if self.failure is not None:
@@ -698,7 +730,7 @@ class AmqpSender(_LinkBase):
             )
         completion: Completion[None] | None = Completion() if sync else None
         with self._outbox_lock:
-            self._outbox.append((payload, completion))
+            self._outbox.append((payload, completion, txn_id))
             schedule = not self._flush_scheduled
             self._flush_scheduled = True
         if schedule:
@@ -728,18 +760,22 @@ class AmqpSender(_LinkBase):
             self._outbox = []
         link = self.link
         if self.failure is not None:
-            for _, completion in outbox:
+            for _, completion, _txn in outbox:
                 self._in_flight.release()
                 if completion is not None:
                     completion.fail(self.failure)
             return
         remaining = []
-        for index, (payload, completion) in enumerate(outbox):
+        for index, (payload, completion, txn_id) in enumerate(outbox):
             if link.credit <= 0:
                 remaining = outbox[index:]
                 break
             tag = str(next(self._tags)).encode()
             delivery = link.delivery(tag)
+            if txn_id is not None:
+                # The transfer carries transactional-state(txn-id): it counts at commit only.
+                delivery.local.data = [txn_id]
+                delivery.update(TRANSACTIONAL_STATE)
             link.stream(payload)
             link.advance()
             self._unsettled[delivery.tag] = completion
@@ -761,7 +797,15 @@ class AmqpSender(_LinkBase):
         delivery.settle()
         self._in_flight.release()
         error: JMSException | None = None
-        if state == Delivery.ACCEPTED:
+        if state == TRANSACTIONAL_STATE:
+            if _transactional_outcome(delivery.remote.data) == REJECTED_CODE:
+                error = TransactionRolledBackException(
+                    f"transactional send to {self.spec.address!r} was rejected; the transaction "
+                    "will roll back"
+                )
+                if self.txn_failure_handler is not None:
+                    self.txn_failure_handler(error)
+        elif state == Delivery.ACCEPTED:
             pass
         elif state == Delivery.REJECTED:
             error = error_for_condition(
@@ -957,11 +1001,12 @@ class AmqpReceiver(_LinkBase):
         outcome: str,
         failed: bool = True,
         undeliverable: bool = False,
+        txn_id: bytes | None = None,
     ) -> None:
         """Settle a delivery with accepted / released / rejected / modified (any thread)."""
 
         def do_settle() -> None:
-            _settle_now(inbound, outcome, failed, undeliverable)
+            _settle_now(inbound, outcome, failed, undeliverable, txn_id)
 
         try:
             self.connection.submit(do_settle)
@@ -974,13 +1019,14 @@ class AmqpReceiver(_LinkBase):
         outcome: str,
         failed: bool = True,
         undeliverable: bool = False,
+        txn_id: bytes | None = None,
     ) -> None:
         if not inbounds:
             return
 
         def do_settle() -> None:
             for inbound in inbounds:
-                _settle_now(inbound, outcome, failed, undeliverable)
+                _settle_now(inbound, outcome, failed, undeliverable, txn_id)
 
         try:
             self.connection.submit(do_settle)
@@ -996,7 +1042,7 @@ class AmqpReceiver(_LinkBase):
 
         self.connection.submit(do_flow)
 
-    def drain(self, timeout_ms: int) -> None:
+    def drain(self, timeout_ms: int, pull_one: bool = True) -> None:
         """Ask the peer to use up or return the outstanding credit now, and wait for it.
 
         Used by receiveNoWait/receive(timeout) so that messages sitting on the broker are
@@ -1008,6 +1054,9 @@ class AmqpReceiver(_LinkBase):
                 completion.fail(self.failure)
                 return
             if link.credit == 0:
+                if not pull_one:
+                    completion.succeed(None)
+                    return
                 link.flow(1)
             self._drain = completion
             link.drain(0)
@@ -1039,7 +1088,7 @@ class AmqpReceiver(_LinkBase):
     def stop_credit(self, timeout_ms: int) -> None:
         """Drain the link so the peer sends nothing more (used by close and rollback)."""
         try:
-            self.drain(timeout_ms)
+            self.drain(timeout_ms, pull_one=False)
         except JMSException as exc:
             log.debug("drain before close failed: %s", exc)
 
@@ -1054,7 +1103,13 @@ class AmqpReceiver(_LinkBase):
             log.exception("consumer close callback raised")
 
 
-def _settle_now(inbound: InboundDelivery, outcome: str, failed: bool, undeliverable: bool) -> None:
+def _settle_now(
+    inbound: InboundDelivery,
+    outcome: str,
+    failed: bool,
+    undeliverable: bool,
+    txn_id: bytes | None = None,
+) -> None:
     if inbound.settled:
         return
     inbound.settled = True
@@ -1062,7 +1117,11 @@ def _settle_now(inbound: InboundDelivery, outcome: str, failed: bool, undelivera
     delivery = inbound.delivery
     if inbound.receiver.failure is not None:
         return
-    if outcome == "accepted":
+    if txn_id is not None and outcome == "accepted":
+        # transactional-state(txn-id, accepted): the acknowledgement takes effect at commit.
+        delivery.local.data = [txn_id, Described(ulong(ACCEPTED_CODE), [])]
+        delivery.update(TRANSACTIONAL_STATE)
+    elif outcome == "accepted":
         delivery.update(Delivery.ACCEPTED)
     elif outcome == "released":
         delivery.update(Delivery.RELEASED)
@@ -1073,3 +1132,107 @@ def _settle_now(inbound: InboundDelivery, outcome: str, failed: bool, undelivera
         delivery.local.undeliverable = undeliverable
         delivery.update(Delivery.MODIFIED)
     delivery.settle()
+
+
+def _control_payload(descriptor: symbol, fields: list[Any]) -> bytes:
+    """An amqp-value section holding a transaction control (declare / discharge)."""
+    data = Data()
+    data.put_described()
+    data.enter()
+    data.put_ulong(ulong(0x77))
+    data.put_described()
+    data.enter()
+    data.put_symbol(descriptor)
+    data.put_list()
+    data.enter()
+    for field_value in fields:
+        data.put_object(field_value)
+    data.exit()
+    data.exit()
+    data.exit()
+    return bytes(data.encode())
+
+
+class AmqpCoordinator(_LinkBase):
+    """The session's link to the broker's transaction coordinator (AMQP 1.0 part 4)."""
+
+    def __init__(self, session: AmqpSession) -> None:
+        super().__init__(session, LinkSpec(name=f"jmspy:coordinator:{id(session)}", address=None))
+        self._pending: dict[bytes, tuple[str, Completion[Any]]] = {}
+        self._tags = itertools.count(1)
+
+    def _remote_terminus(self) -> Any:
+        return self.link.remote_target
+
+    def _on_remote_open(self) -> None:
+        if self._attach is not None and not self._attach.done():
+            if self.link.remote_target is None:
+                return
+            self._attach.succeed(None)
+
+    def _do_attach(self, completion: Completion[None]) -> None:
+        self._attach = completion
+        link = self.session._proton.sender(self.spec.name)
+        self._register(link)
+        link.target.type = Terminus.COORDINATOR
+        _put_symbols(link.target.capabilities, (LOCAL_TRANSACTIONS,))
+        _put_symbols(link.source.outcomes, ("amqp:accepted:list", "amqp:rejected:list"))
+        link.snd_settle_mode = Link.SND_UNSETTLED
+        link.rcv_settle_mode = Link.RCV_FIRST
+        link.open()
+
+    def _control(self, kind: str, payload: bytes, completion: Completion[Any]) -> None:
+        if self.failure is not None:
+            completion.fail(self.failure)
+            return
+        tag = f"txn-{next(self._tags)}".encode()
+        delivery = self.link.delivery(tag)
+        self.link.stream(payload)
+        self.link.advance()
+        self._pending[delivery.tag] = (kind, completion)
+
+    def declare(self) -> bytes:
+        def work(completion: Completion[bytes]) -> None:
+            self._control("declare", _control_payload(DECLARE, []), completion)
+
+        txn_id: bytes = self.connection.run(work, "declaring a transaction")
+        return txn_id
+
+    def discharge(self, txn_id: bytes, fail: bool) -> None:
+        def work(completion: Completion[None]) -> None:
+            self._control("discharge", _control_payload(DISCHARGE, [txn_id, fail]), completion)
+
+        self.connection.run(work, "rolling back" if fail else "committing the transaction")
+
+    def _on_flow(self) -> None:
+        pass
+
+    def _on_delivery(self, delivery: Delivery) -> None:
+        state = delivery.remote_state
+        if not state:
+            return
+        pending = self._pending.pop(delivery.tag, None)
+        delivery.settle()
+        if pending is None:
+            return
+        kind, completion = pending
+        if state == DECLARED_CODE and kind == "declare":
+            data = delivery.remote.data
+            completion.succeed(bytes(data[0]) if data else b"")
+        elif state == Delivery.ACCEPTED and kind == "discharge":
+            completion.succeed(None)
+        elif state == Delivery.REJECTED:
+            default = TransactionRolledBackException if kind == "discharge" else JMSException
+            completion.fail(
+                error_for_condition(
+                    delivery.remote.condition, default, f"transaction {kind} refused"
+                )
+            )
+        else:
+            completion.fail(JMSException(f"unexpected outcome {state} for transaction {kind}"))
+
+    def _on_failed(self, error: JMSException) -> None:
+        super()._on_failed(error)
+        for _kind, completion in self._pending.values():
+            completion.fail(error)
+        self._pending.clear()
