@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from .errors import IllegalArgumentException
+from .redelivery import RedeliveryPolicy
 
 DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671}
 
@@ -81,6 +82,40 @@ class ConnectionOptions(BaseModel):
     # --- jmspy.* (ours) ---
     adapter: str | None = Field(None, alias="jmspy.adapter")
     max_delivery_delay: int | None = Field(None, alias="jmspy.maxDeliveryDelay", ge=0)
+
+    # Redelivery policy (jmspy.redelivery.RedeliveryPolicy): Qpid JMS's maxRedeliveries, and
+    # jmspy's names for the settings of the seed it implements.
+    max_redeliveries: int | None = Field(None, alias="jms.redeliveryPolicy.maxRedeliveries", ge=-1)
+    redelivery_delay: int | None = Field(None, alias="jmspy.redeliveryPolicy.redeliveryDelay")
+    redelivery_delay_multiplier: float | None = Field(
+        None, alias="jmspy.redeliveryPolicy.redeliveryDelayMultiplier"
+    )
+    max_redelivery_delay: int | None = Field(
+        None, alias="jmspy.redeliveryPolicy.maxRedeliveryDelay"
+    )
+    collision_avoidance_factor: float | None = Field(
+        None, alias="jmspy.redeliveryPolicy.collisionAvoidanceFactor"
+    )
+    max_delivery_attempts: int | None = Field(
+        None, alias="jmspy.redeliveryPolicy.maxDeliveryAttempts"
+    )
+    after_last_attempt: str | None = Field(None, alias="jmspy.redeliveryPolicy.afterLastAttempt")
+
+    def redelivery_policy(self) -> RedeliveryPolicy:
+        """The factory-level policy from the options (validated; errors name the setting)."""
+        attempts = self.max_delivery_attempts
+        if attempts is None and self.max_redeliveries is not None:
+            # Qpid JMS counts redeliveries; the seed counts attempts (first delivery included).
+            attempts = -1 if self.max_redeliveries < 0 else self.max_redeliveries + 1
+        settings = {
+            "redelivery_delay": self.redelivery_delay,
+            "redelivery_delay_multiplier": self.redelivery_delay_multiplier,
+            "max_redelivery_delay": self.max_redelivery_delay,
+            "collision_avoidance_factor": self.collision_avoidance_factor,
+            "max_delivery_attempts": attempts,
+            "after_last_attempt": self.after_last_attempt,
+        }
+        return RedeliveryPolicy.create(**{k: v for k, v in settings.items() if v is not None})
 
     @field_validator("adapter")
     @classmethod
@@ -173,7 +208,9 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
             if value is not None:
                 values[name] = value
     try:
-        return ConnectionOptions.model_validate(values)
+        options = ConnectionOptions.model_validate(values)
+        options.redelivery_policy()  # a bad policy setting is an error of the factory
+        return options
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
