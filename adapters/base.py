@@ -47,6 +47,9 @@ class BrokerProfile(BaseModel):
     dead_letter_outcome: DeadLetterOutcome = "rejected"
     # Whether the broker itself delays redelivery (address settings); otherwise the client does.
     broker_redelivery_delay: bool = False
+    # Whether failed deliveries are redelivered by the client itself (held for the policy's
+    # delay, counted locally) because the broker neither delays nor reliably counts them.
+    client_redelivery: bool = False
     # Address prefixes (the same form on links and in `to`/`reply-to`).
     queue_prefix: str = ""
     topic_prefix: str = ""

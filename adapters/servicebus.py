@@ -13,6 +13,7 @@ PROFILE = BrokerProfile(
     transactions=True,
     dead_letter_outcome="rejected",
     broker_redelivery_delay=False,
+    client_redelivery=True,
     notes="Delay is the x-opt-scheduled-enqueue-time annotation (an AMQP timestamp); "
     "header.priority is ignored; messages move to <entity>/$DeadLetterQueue at the entity's "
     "maximum delivery count; one session per connection.",

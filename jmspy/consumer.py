@@ -21,6 +21,7 @@ from .connection import (
 from .destination import Destination, Topic
 from .errors import IllegalStateException, JMSException, MessageFormatException
 from .message import Message
+from .redelivery import RedeliveryPolicy, redelivery_delay
 
 if TYPE_CHECKING:
     from .session import Session
@@ -120,6 +121,10 @@ class MessageConsumer:
         self._receive_local_only = options.receive_local_only
         self._receive_no_wait_local_only = options.receive_no_wait_local_only
         self._drain_timeout = options.drain_timeout
+        self._default_policy = options.redelivery_policy()
+        if destination.options.redelivery is not None:
+            self._default_policy = destination.options.redelivery
+        self._policy = self._default_policy
         kind = "topic" if isinstance(destination, Topic) else "queue"
         prefetch = options.prefetch_for(kind)
         policy = self._connection._deserialization_policy_object()
@@ -201,6 +206,11 @@ class MessageConsumer:
                     log.debug("dropping expired message %s", inbound.message.getJMSMessageID())
                     self._receiver.settle(inbound, "modified", failed=True, undeliverable=True)
                     continue
+            count = inbound.message._delivery_count or 1
+            if self._policy.exceeded(count):
+                # A message over the attempt limit is never handed to the application.
+                self._give_up(inbound, count)
+                continue
             return inbound
         return None
 
@@ -217,6 +227,72 @@ class MessageConsumer:
             # SESSION_TRANSACTED: accepted within the transaction; commit or rollback decides.
             self._receiver.settle(inbound, "accepted", txn_id=self._session._txn_id)
         return message
+
+    # ---- redelivery ----------------------------------------------------------------------------
+
+    def setRedeliveryPolicy(self, policy: RedeliveryPolicy | None) -> None:
+        """jmspy extension: this consumer's redelivery policy (None: the destination's or the
+        factory's)."""
+        self._check_closed()
+        self._policy = policy or self._default_policy
+
+    def getRedeliveryPolicy(self) -> RedeliveryPolicy:
+        return self._policy
+
+    def _give_up(self, inbound: InboundDelivery, count: int) -> None:
+        """The last allowed attempt failed: dead-letter the message (the adapter's outcome) or
+        discard it when the policy says so explicitly."""
+        policy = self._policy
+        message_id = inbound.message.getJMSMessageID()
+        if policy.after_last_attempt == "discard":
+            log.warning(
+                "discarding message %s from %s after %s delivery attempts (policy: discard)",
+                message_id,
+                self._destination,
+                count - 1,
+            )
+            self._receiver.settle(inbound, "accepted")
+            return
+        outcome = self._connection.adapter.dead_letter_outcome
+        log.warning(
+            "message %s from %s failed %s delivery attempts; dead-lettering it (%s)",
+            message_id,
+            self._destination,
+            count - 1,
+            outcome,
+        )
+        if outcome == "modified-failed-undeliverable":
+            self._receiver.settle(inbound, "modified", failed=True, undeliverable=True)
+        else:
+            self._receiver.settle(inbound, "rejected")
+
+    def _failed_delivery(self, inbound: InboundDelivery) -> None:
+        """A delivery the application could not process (a listener raised in AUTO/DUPS_OK).
+
+        Brokers that count redeliveries themselves (Artemis, ActiveMQ, Broker-J, generic) get
+        modified(delivery-failed); a client-side delay, when configured, is waited out first.
+        Where the adapter says the broker neither delays nor counts (RabbitMQ, Service Bus)
+        the client holds the message for the policy's delay and redelivers it to the
+        application itself, counting the attempt, while other messages keep flowing."""
+        policy = self._policy
+        count = inbound.message._delivery_count or 1
+        if policy.limited and count >= policy.max_delivery_attempts:  # type: ignore[operator]
+            self._give_up(inbound, count + 1)
+            return
+        delay_ms = redelivery_delay(policy, count)
+        receiver = self._receiver
+        if not self._connection.adapter.client_redelivery:
+            if delay_ms <= 0:
+                receiver.settle(inbound, "modified", failed=True)
+            else:
+                receiver.settle_later(inbound, delay_ms, "modified", failed=True)
+            return
+
+        def redeliver() -> None:
+            if not self._closed and receiver.failure is None:
+                self._redeliver_locally([inbound])
+
+        receiver.run_later(delay_ms, redeliver)
 
     def _redeliver_locally(self, inbounds: list[InboundDelivery]) -> None:
         """Session.recover(): put delivered-unacknowledged messages back at the front of the
@@ -268,8 +344,8 @@ class MessageConsumer:
                 session._recover_requested = False
                 self._redeliver_locally([inbound])
             elif failed:
-                # A failed delivery: the broker counts it and redelivers (JMSRedelivered).
-                self._receiver.settle(inbound, "modified", failed=True)
+                # A failed delivery: counted and redelivered under the redelivery policy.
+                self._failed_delivery(inbound)
             else:
                 self._receiver.settle(inbound, "accepted")
 

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jmspy.errors import IllegalArgumentException, InvalidDestinationException
+from jmspy.redelivery import RedeliveryPolicy
 
 __all__ = [
     "Destination",
@@ -60,6 +61,7 @@ class DestinationOptions(BaseModel):
     cluster_bind: Literal["not_fixed", "on_open", "on_group"] | None = None
     persistent_delivery: Literal["all", "all_durable", "all_available"] | None = None
     non_persistent_delivery: Literal["all", "all_durable", "all_available"] | None = None
+    redelivery: RedeliveryPolicy | None = None
 
 
 _NO_OPTIONS = DestinationOptions()

@@ -256,4 +256,3 @@ def to_runtime(exc: JMSException) -> JMSRuntimeException:
         reason_code=exc.reason_code,
         rule_id=exc.rule_id,
     )
-

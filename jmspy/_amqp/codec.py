@@ -963,10 +963,29 @@ def _decode(
                 )
             store[str(key)] = _typed_from_amqp(raw, False)
 
+    # Brokers annotate dead-lettered and expired copies with where they came from (Artemis:
+    # x-opt-ORIG-*). They are exposed as read-only JMSPY_* properties, documented in the README.
+    if len(annotations) > 1:
+        for key, name in DEAD_LETTER_ANNOTATIONS.items():
+            value = annotations.get(key)
+            if value is not None:
+                store = msg._properties
+                if store is None:
+                    store = msg._properties = {}
+                store[name] = (JavaType.STRING, str(value))
+
     msg._validate_names = validate_property_names
     if read_only:
         msg._set_read_only(True)
     return msg
+
+
+DEAD_LETTER_ANNOTATIONS = {
+    symbol("x-opt-ORIG-ADDRESS"): "JMSPY_ORIGINAL_DESTINATION",
+    symbol("x-opt-ORIG-QUEUE"): "JMSPY_ORIGINAL_QUEUE",
+    symbol("x-opt-ORIG-MESSAGE-ID"): "JMSPY_ORIGINAL_MESSAGE_ID",
+    symbol("x-opt-ACTUAL-EXPIRY"): "JMSPY_ACTUAL_EXPIRY",
+}
 
 
 def _read_binary(d: Data) -> bytes:

@@ -1013,6 +1013,29 @@ class AmqpReceiver(_LinkBase):
         except JMSException:
             pass
 
+    def settle_later(
+        self,
+        inbound: InboundDelivery,
+        delay_ms: int,
+        outcome: str,
+        failed: bool = True,
+        undeliverable: bool = False,
+    ) -> None:
+        """Settle after a delay (a client-side redelivery delay on top of the broker's)."""
+        self.run_later(delay_ms, lambda: _settle_now(inbound, outcome, failed, undeliverable))
+
+    def run_later(self, delay_ms: int, work: Callable[[], None]) -> None:
+        """Run work on the engine thread after ``delay_ms`` (0: as soon as possible)."""
+        engine = self.connection.engine
+
+        def schedule() -> None:
+            engine.schedule(max(0, delay_ms) / 1000.0, work)
+
+        try:
+            self.connection.submit(schedule)
+        except JMSException:
+            pass
+
     def settle_many(
         self,
         inbounds: list[InboundDelivery],
