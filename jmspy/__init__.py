@@ -18,7 +18,7 @@ from .connection import (
     ConnectionMetaData,
     ExceptionListener,
 )
-from .consumer import MessageConsumer, MessageListener
+from .consumer import BatchMessageListener, MessageConsumer, MessageListener
 from .context import JMSConsumer, JMSContext, JMSProducer
 from .destination import (
     Destination,
@@ -74,6 +74,7 @@ __all__ = [
     "CLIENT_ACKNOWLEDGE",
     "DUPS_OK_ACKNOWLEDGE",
     "SESSION_TRANSACTED",
+    "BatchMessageListener",
     "BytesMessage",
     "Connection",
     "ConnectionFactory",

@@ -19,7 +19,12 @@ from .connection import (
     SESSION_TRANSACTED,
 )
 from .destination import Destination, Topic
-from .errors import IllegalStateException, JMSException, MessageFormatException
+from .errors import (
+    IllegalArgumentException,
+    IllegalStateException,
+    JMSException,
+    MessageFormatException,
+)
 from .message import Message
 from .redelivery import RedeliveryPolicy, redelivery_delay
 
@@ -33,7 +38,17 @@ class MessageListener(Protocol):
     def onMessage(self, message: Message) -> None: ...
 
 
+class BatchMessageListener(Protocol):
+    """JMS_SPEC-36: receives messages in batches (a list, in delivery order)."""
+
+    def onMessages(self, messages: list[Message]) -> None: ...
+
+
 ListenerLike = MessageListener | Callable[[Message], Any]
+BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
+
+# DUPS_OK batches: acknowledge once this many messages are pending (or when idle or closing).
+LAZY_ACK_THRESHOLD = 256
 
 
 class PriorityBuffer:
@@ -103,6 +118,14 @@ class MessageConsumer:
         self._no_local = no_local
         self._consumer_id = f"{session._session_id}:{seq}"
         self._listener: ListenerLike | None = None
+        self._batch_listener: BatchListenerLike | None = None
+        self._batch_size = 1
+        self._batch_timeout_s = 0.0
+        self._in_own_listener_call = False
+        self._deferred_close = False
+        self._link_closed = False
+        # DUPS_OK_ACKNOWLEDGE batches are acknowledged lazily, several batches at once.
+        self._lazy_acks: list[InboundDelivery] = []
         # DD-15: delivery sequence. "priority" reorders what is held locally (highest first,
         # FIFO within a priority), like Qpid JMS's jms.localMessagePriority.
         sequence = destination.options.delivery_sequence or (
@@ -161,7 +184,7 @@ class MessageConsumer:
         with self._cv:
             self._buffer.append(inbound)
             self._cv.notify()
-        if self._listener is not None:
+        if self._listener is not None or self._batch_listener is not None:
             self._session._signal_ready(self)
 
     def _on_link_closed(self, error: JMSException) -> None:
@@ -179,7 +202,7 @@ class MessageConsumer:
         with self._cv:
             self._cv.notify_all()
             pending = len(self._buffer)
-        if self._listener is not None and pending:
+        if (self._listener is not None or self._batch_listener is not None) and pending:
             self._session._signal_ready(self, pending)
 
     def _check_closed(self) -> None:
@@ -325,6 +348,7 @@ class MessageConsumer:
         session._current_listener_delivery = inbound
         session._recover_requested = False
         failed = False
+        self._in_own_listener_call = True
         try:
             if hasattr(listener, "onMessage"):
                 listener.onMessage(message)
@@ -339,6 +363,7 @@ class MessageConsumer:
             )
         finally:
             session._current_listener_delivery = None
+            self._in_own_listener_call = False
         if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
             if session._recover_requested and not self._closed:
                 session._recover_requested = False
@@ -348,6 +373,8 @@ class MessageConsumer:
                 self._failed_delivery(inbound)
             else:
                 self._receiver.settle(inbound, "accepted")
+        if self._deferred_close:
+            self._close_internal()
 
     # ---- JMS API -------------------------------------------------------------------------------
 
@@ -368,6 +395,11 @@ class MessageConsumer:
 
     def setMessageListener(self, listener: ListenerLike | None) -> None:
         self._check_closed()
+        if listener is not None and self._batch_listener is not None:
+            raise IllegalStateException(
+                "this consumer has a BatchMessageListener; remove it (setBatchMessageListener("
+                "None, ...)) before setting a MessageListener"
+            )
         self._listener = listener
         if listener is not None:
             self._session._ensure_dispatcher()
@@ -375,6 +407,126 @@ class MessageConsumer:
                 pending = len(self._buffer)
             if pending:
                 self._session._signal_ready(self, pending)
+
+    def setBatchMessageListener(
+        self, listener: BatchListenerLike | None, batchSize: int = 1, batchTimeout: int = 0
+    ) -> None:
+        """JMS_SPEC-36: deliver messages to ``listener.onMessages(list)`` in batches of at most
+        ``batchSize``, as soon as that many are available or ``batchTimeout`` ms after the
+        first message of the pending batch arrived (0: whatever is available, at once)."""
+        self._check_closed()
+        if listener is None:
+            self._batch_listener = None
+            return
+        if isinstance(batchSize, bool) or not isinstance(batchSize, int) or batchSize < 1:
+            raise IllegalArgumentException(f"batchSize must be an integer >= 1, got {batchSize!r}")
+        if (
+            isinstance(batchTimeout, bool)
+            or not isinstance(batchTimeout, int | float)
+            or batchTimeout < 0
+        ):
+            raise IllegalArgumentException(
+                f"batchTimeout must be a number of milliseconds >= 0, got {batchTimeout!r}"
+            )
+        if self._listener is not None:
+            raise IllegalStateException(
+                "this consumer has a MessageListener; remove it (setMessageListener(None)) "
+                "before setting a BatchMessageListener"
+            )
+        self._batch_size = batchSize
+        self._batch_timeout_s = batchTimeout / 1000.0
+        self._batch_listener = listener
+        # Room for full batches whatever the prefetch.
+        self._receiver.ensure_window(batchSize)
+        self._session._ensure_dispatcher()
+        with self._cv:
+            pending = len(self._buffer)
+        if pending:
+            self._session._signal_ready(self)
+
+    def getBatchMessageListener(self) -> BatchListenerLike | None:
+        self._check_closed()
+        return self._batch_listener
+
+    def _dispatch_batch(self) -> float | None:
+        """Session dispatch thread: deliver one batch if it is due. Returns the monotonic
+        deadline at which the pending (incomplete) batch becomes due, or None."""
+        listener = self._batch_listener
+        if listener is None or self._closed:
+            return None
+        size = self._batch_size
+        with self._cv:
+            available = len(self._buffer)
+            if available == 0:
+                self._flush_lazy_acks()
+                return None
+            if available < size and self._batch_timeout_s > 0:
+                due_at = _oldest_arrival(self._buffer) + self._batch_timeout_s
+                if time.monotonic() < due_at:
+                    return due_at
+            batch: list[InboundDelivery] = []
+            while len(batch) < size:
+                inbound = self._take()
+                if inbound is None:
+                    break
+                batch.append(inbound)
+        if batch:
+            self._deliver_batch(listener, batch)
+        if self._deferred_close:
+            self._close_internal()
+            return None
+        with self._cv:
+            remaining = len(self._buffer)
+        if remaining:
+            self._session._signal_ready(self)
+        return None
+
+    def _deliver_batch(self, listener: BatchListenerLike, batch: list[InboundDelivery]) -> None:
+        session = self._session
+        mode = session._mode
+        messages = [inbound.message for inbound in batch]
+        if mode == CLIENT_ACKNOWLEDGE:
+            for inbound in batch:
+                session._track_unacked(inbound)
+                inbound.message._acknowledge_callback = session._acknowledge
+        elif mode == SESSION_TRANSACTED:
+            self._receiver.settle_many(batch, "accepted", txn_id=session._txn_id)
+        failed = False
+        self._in_own_listener_call = True
+        try:
+            if hasattr(listener, "onMessages"):
+                listener.onMessages(messages)
+            else:
+                listener(messages)  # type: ignore[operator]
+        except Exception:
+            failed = True
+            log.exception(
+                "BatchMessageListener raised on a batch of %d from %s; every message of the "
+                "batch is redelivered",
+                len(batch),
+                self._destination,
+            )
+        finally:
+            self._in_own_listener_call = False
+        if mode == AUTO_ACKNOWLEDGE:
+            if failed:
+                for inbound in batch:
+                    self._failed_delivery(inbound)
+            else:
+                self._receiver.settle_many(batch, "accepted")
+        elif mode == DUPS_OK_ACKNOWLEDGE:
+            if failed:
+                for inbound in batch:
+                    self._failed_delivery(inbound)
+            else:
+                self._lazy_acks.extend(batch)
+                if len(self._lazy_acks) >= LAZY_ACK_THRESHOLD:
+                    self._flush_lazy_acks()
+
+    def _flush_lazy_acks(self) -> None:
+        if self._lazy_acks:
+            pending, self._lazy_acks = self._lazy_acks, []
+            self._receiver.settle_many(pending, "accepted")
 
     def receive(self, timeout: int | None = None) -> Message | None:
         """Wait for a message; ``timeout`` in ms (None or 0: wait until one arrives or the
@@ -479,12 +631,20 @@ class MessageConsumer:
     def close(self) -> None:
         if self._closed:
             return
+        if self._in_own_listener_call:
+            # close() from inside this consumer's own onMessage/onMessages: finish the call
+            # (and its acknowledgement) first, then close; nothing more is delivered.
+            self._closed = True
+            self._deferred_close = True
+            return
         self._session._wait_for_listener()
         self._close_internal()
 
     def _close_internal(self) -> None:
-        if self._closed:
+        if self._link_closed:
             return
+        self._link_closed = True
+        self._flush_lazy_acks()
         with self._cv:
             self._closed = True
             undelivered = list(self._buffer)
@@ -512,6 +672,13 @@ class MessageConsumer:
             if message is None:
                 return
             yield message
+
+
+def _oldest_arrival(buffer: Iterable[InboundDelivery]) -> float:
+    """When the oldest buffered message arrived (the FIFO head, or the earliest lane head)."""
+    if isinstance(buffer, collections.deque):
+        return buffer[0].arrived
+    return min(inbound.arrived for inbound in buffer)
 
 
 def _mark_redelivered(message: Message) -> None:

@@ -49,7 +49,7 @@ from .producer import (
 
 if TYPE_CHECKING:
     from .connection import ConnectionFactory
-    from .consumer import ListenerLike, MessageConsumer
+    from .consumer import BatchListenerLike, ListenerLike, MessageConsumer
     from .session import Session
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -523,6 +523,16 @@ class JMSConsumer:
     @runtime
     def getMessageListener(self) -> ListenerLike | None:
         return self._consumer.getMessageListener()
+
+    @runtime
+    def setBatchMessageListener(
+        self, listener: BatchListenerLike | None, batchSize: int = 1, batchTimeout: int = 0
+    ) -> None:
+        self._consumer.setBatchMessageListener(listener, batchSize, batchTimeout)
+
+    @runtime
+    def getBatchMessageListener(self) -> BatchListenerLike | None:
+        return self._consumer.getBatchMessageListener()
 
     @runtime
     def getMessageSelector(self) -> str | None:

@@ -6,6 +6,7 @@ import itertools
 import logging
 import queue
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from ._amqp.provider import AmqpConnection, AmqpSession, InboundDelivery
@@ -63,6 +64,7 @@ class Session:
         self._dispatcher: threading.Thread | None = None
         self._delivery_lock = threading.RLock()
         self._current_listener_delivery: InboundDelivery | None = None
+        self._batch_deadlines: dict[MessageConsumer, float] = {}
         self._recover_requested = False
         # SESSION_TRANSACTED: the current AMQP transaction, and why it can only roll back.
         self._txn_id: bytes | None = None
@@ -87,7 +89,9 @@ class Session:
         return False
 
     def _has_listener(self) -> bool:
-        return any(c._listener is not None for c in self._consumers)
+        return any(
+            c._listener is not None or c._batch_listener is not None for c in self._consumers
+        )
 
     def _ensure_dispatcher(self) -> None:
         if self._dispatcher is None:
@@ -103,7 +107,22 @@ class Session:
     def _dispatch_loop(self) -> None:
         connection = self._connection
         while True:
-            consumer = self._ready.get()
+            # Batch listeners waiting to fill a batch need a wake-up at their deadline.
+            timeout = None
+            if self._batch_deadlines:
+                timeout = max(0.0, min(self._batch_deadlines.values()) - time.monotonic())
+            try:
+                consumer = self._ready.get(timeout=timeout)
+            except queue.Empty:
+                now = time.monotonic()
+                due = [c for c, d in self._batch_deadlines.items() if d <= now]
+                for c in due:
+                    del self._batch_deadlines[c]
+                consumer = due[0] if due else None
+                for c in due[1:]:
+                    self._ready.put(c)
+                if consumer is None:
+                    continue
             if consumer is None:
                 return
             if not connection._wait_started(lambda: None):
@@ -116,7 +135,14 @@ class Session:
                         continue
                     if self._closed:
                         return
-                    consumer._dispatch_one()
+                    if consumer._batch_listener is not None:
+                        deadline = consumer._dispatch_batch()
+                        if deadline is not None:
+                            self._batch_deadlines[consumer] = deadline
+                        else:
+                            self._batch_deadlines.pop(consumer, None)
+                    else:
+                        consumer._dispatch_one()
             except Exception:
                 # A dispatch failure must never kill the session's thread silently.
                 log.exception("message dispatch failed on session %s", self._seq)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 import platform
 import threading
 from collections.abc import Callable
@@ -142,6 +143,8 @@ class InboundDelivery:
     message: Any
     receiver: AmqpReceiver
     settled: bool = False
+    # time.monotonic() when the transfer arrived (batch listeners time their batches from it).
+    arrived: float = 0.0
 
 
 @dataclass
@@ -961,7 +964,7 @@ class AmqpReceiver(_LinkBase):
             delivery.settle()
             self._return_credit_now(1)
             return
-        inbound = InboundDelivery(delivery, message, self)
+        inbound = InboundDelivery(delivery, message, self, False, time.monotonic())
         self.open_deliveries.add(inbound)
         self._on_message(inbound)
         if self.prefetch == 0 and self._drain is not None and link.credit == 0:
@@ -1088,6 +1091,20 @@ class AmqpReceiver(_LinkBase):
                 completion.succeed(None)
 
         self.connection.run(do_drain, f"draining consumer link {self.spec.address!r}", timeout_ms)
+
+    def ensure_window(self, minimum: int) -> None:
+        """Grow the credit window to at least ``minimum`` (a batch listener needs room for
+        full batches whatever the prefetch)."""
+        if self.prefetch >= minimum:
+            return
+        extra = minimum - self.prefetch
+        self.prefetch = minimum
+
+        def do_flow() -> None:
+            if not self.closed and self.failure is None and self.link.state & Link.LOCAL_ACTIVE:
+                self.link.flow(extra)
+
+        self.connection.submit(do_flow)
 
     def restore_credit(self) -> None:
         def do_flow() -> None:
