@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-import time
 import platform
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
