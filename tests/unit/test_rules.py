@@ -10,7 +10,7 @@ from jmspy.errors import JMSException, JMSRuntimeException, ReasonCode, to_runti
 
 
 def test_catalogue_has_every_rule_once_with_its_reason() -> None:
-    assert list(rules.RULES) == [f"DD-{n}" for n in range(1, 17)]
+    assert [r for r in rules.RULES if r.startswith("DD-")] == [f"DD-{n}" for n in range(1, 17)]
     assert rules.RULES["DD-1"].reason is ReasonCode.MQRC_FUNCTION_NOT_SUPPORTED
     assert rules.RULES["DD-2"].reason is ReasonCode.MQRC_EXPIRY_ERROR
     assert rules.RULES["DD-3"].reason is ReasonCode.MQRC_OPTIONS_ERROR
