@@ -8,6 +8,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from ._pythonic import add_snake_case_aliases
+from .browser import QueueBrowser
 from .connection import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
@@ -64,6 +65,7 @@ add_snake_case_aliases(
         Destination,
         Queue,
         Topic,
+        QueueBrowser,
         TemporaryQueue,
         TemporaryTopic,
     ]
@@ -98,6 +100,7 @@ __all__ = [
     "MessageProducer",
     "ObjectMessage",
     "Queue",
+    "QueueBrowser",
     "ReasonCode",
     "Session",
     "StreamMessage",

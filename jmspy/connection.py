@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import __version__
-from ._amqp.provider import AmqpConnection
+from ._amqp.provider import AmqpConnection, AmqpSender, AmqpSession, LinkSpec
 from .adapters import BrokerProfile, choose_profile
 from .errors import (
     IllegalStateException,
@@ -20,6 +20,7 @@ from .errors import (
 from .options import ConnectionOptions, Endpoint, build_options, parse_url
 
 if TYPE_CHECKING:
+    from .destination import Destination
     from .message import DeserializationPolicy
     from .session import Session
 
@@ -185,6 +186,15 @@ class Connection:
         self._session_seq = itertools.count(1)
         self._dispatch_threads: set[threading.Thread] = set()
         self._deserialization_policy: DeserializationPolicy | None = None
+        # Temporary destinations: each one is a dynamic node held by a link of an internal
+        # session; closing the link deletes the node.
+        self._internal_session: AmqpSession | None = None
+        self._temporaries: dict[Destination, AmqpSender] = {}
+        self._temp_lock = threading.Lock()
+        # Subscription link names in use, per subscription (Qpid JMS's naming, see
+        # _subscription_link_name).
+        self._subscription_links: dict[tuple[str, str], int] = {}
+        self._active_subscriptions: dict[str, int] = {}
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("started" if self._started else "stopped")
@@ -417,6 +427,7 @@ class Connection:
                     session.close()
                 except JMSException as exc:
                     log.debug("closing session: %s", exc)
+            self._temporaries.clear()  # deleted by the broker with the connection
             if self._amqp is not None:
                 self._amqp.close()
         finally:
@@ -424,6 +435,78 @@ class Connection:
                 self._closed = True
                 self._started = False
                 self._state.notify_all()
+
+    # ---- temporary destinations -------------------------------------------------------------
+
+    def _create_temporary(self, kind: str) -> Destination:
+        from .destination import TemporaryQueue, TemporaryTopic
+
+        amqp = self._ensure_open()
+        with self._temp_lock:
+            if self._internal_session is None:
+                self._internal_session = amqp.create_session()
+            session = self._internal_session
+        spec = LinkSpec(
+            name=f"jmspy:{kind}-creator:{self._connection_id}:{len(self._temporaries) + 1}",
+            address=None,
+            capabilities=(kind,),
+            dynamic=True,
+        )
+        link = session.create_sender(spec, 1)
+        address = link.remote_address
+        if not address:
+            link.close()
+            raise JMSException(f"the broker did not name the {kind} it was asked to create")
+        cls = TemporaryQueue if kind == "temporary-queue" else TemporaryTopic
+        destination = cls(address, owner=self, on_delete=self._delete_temporary)
+        self._temporaries[destination] = link
+        return destination
+
+    def _delete_temporary(self, destination: Destination) -> None:
+        self._check_closed()
+        for session in self._sessions:
+            for consumer in session._consumers:
+                if consumer._destination == destination and not consumer._closed:
+                    raise IllegalStateException(
+                        f"A consumer is consuming from the temporary destination {destination}; "
+                        "close it before delete()"
+                    )
+        link = self._temporaries.pop(destination, None)
+        if link is not None:
+            link.close()
+
+    # ---- subscriptions -----------------------------------------------------------------------
+
+    def _subscription_link_name(self, name: str, durable: bool, shared: bool) -> tuple[str, bool]:
+        """Link name and 'global' flag for a subscription, as Qpid JMS builds them
+        (AmqpSubscriptionTracker), so Java and Python consumers share the broker's queue."""
+        if "|" in name:
+            raise JMSException(f"subscription name {name!r} must not contain '|'")
+        global_ = shared and not self._client_id_fixed
+        if not shared:
+            return name, False
+        key = ("durable" if durable else "volatile", name)
+        count = self._subscription_links.get(key, 0) + 1
+        self._subscription_links[key] = count
+        if durable:
+            if global_:
+                return (f"{name}|global" if count == 1 else f"{name}|global{count}"), True
+            return (name if count == 1 else f"{name}|{count}"), False
+        prefix = "global-volatile" if global_ else "volatile"
+        return f"{name}|{prefix}{count}", global_
+
+    def _subscription_opened(self, name: str) -> None:
+        self._active_subscriptions[name] = self._active_subscriptions.get(name, 0) + 1
+
+    def _subscription_closed(self, consumer: Any) -> None:
+        subscription = consumer._subscription
+        if subscription is None:
+            return
+        left = self._active_subscriptions.get(subscription.name, 0) - 1
+        if left <= 0:
+            self._active_subscriptions.pop(subscription.name, None)
+        else:
+            self._active_subscriptions[subscription.name] = left
 
     def _session_closed(self, session: Session) -> None:
         try:

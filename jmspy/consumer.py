@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._amqp.codec import decode_message, node_address
@@ -100,6 +101,25 @@ class PriorityBuffer:
             yield from lane
 
 
+@dataclass(frozen=True)
+class Subscription:
+    """A named topic subscription: durable or not, shared or not, global without a client id."""
+
+    name: str
+    link_name: str
+    durable: bool
+    shared: bool
+    global_: bool
+
+    def capabilities(self, kind: str) -> tuple[str, ...]:
+        caps = [kind]
+        if self.shared:
+            caps.append("shared")
+        if self.global_:
+            caps.append("global")
+        return tuple(caps)
+
+
 class MessageConsumer:
     """Receives messages from one destination."""
 
@@ -110,8 +130,11 @@ class MessageConsumer:
         selector: str | None,
         no_local: bool,
         seq: int,
+        *,
+        subscription: Subscription | None = None,
     ) -> None:
         self._session = session
+        self._subscription = subscription
         self._connection = session._connection
         self._destination = destination
         self._selector = selector
@@ -149,17 +172,32 @@ class MessageConsumer:
             self._default_policy = destination.options.redelivery
         self._policy = self._default_policy
         kind = "topic" if isinstance(destination, Topic) else "queue"
+        if subscription is not None and subscription.durable:
+            kind = "durable"
         prefetch = options.prefetch_for(kind)
         policy = self._connection._deserialization_policy_object()
         adapter = self._connection.adapter
         address = node_address(destination, adapter.queue_prefix, adapter.topic_prefix)
-        spec = LinkSpec(
-            name=f"jmspy:receiver:{self._consumer_id}:{address}",
-            address=address,
-            capabilities=(destination.kind,),
-            selector=selector,
-            no_local=no_local,
-        )
+        if subscription is None:
+            spec = LinkSpec(
+                name=f"jmspy:receiver:{self._consumer_id}:{address}",
+                address=address,
+                capabilities=(destination.kind,),
+                selector=selector,
+                no_local=no_local,
+            )
+        else:
+            # Subscription links follow Qpid JMS's names and capabilities so a Java and a
+            # Python consumer share one subscription queue on the broker.
+            spec = LinkSpec(
+                name=subscription.link_name,
+                address=address,
+                capabilities=subscription.capabilities(destination.kind),
+                selector=selector,
+                no_local=no_local,
+                durable=subscription.durable,
+                distribution_copy=subscription.durable,
+            )
 
         def decode(payload: bytes) -> Message:
             return decode_message(
@@ -656,7 +694,11 @@ class MessageConsumer:
         if self._session._mode == CLIENT_ACKNOWLEDGE:
             unacked = self._session._forget_unacked(self)
             self._receiver.settle_many(unacked, "modified", failed=True)
-        self._receiver.close()
+        # A durable subscriber's link is detached, never closed: closing would delete the
+        # subscription on the broker; only unsubscribe() removes it.
+        durable = self._subscription is not None and self._subscription.durable
+        self._receiver.close(detach_only=durable)
+        self._connection._subscription_closed(self)
         self._session._consumer_closed(self)
 
     def __enter__(self) -> MessageConsumer:

@@ -324,10 +324,6 @@ class JMSProducer:
     def send(self, destination: Destination, body: Any) -> JMSProducer:
         """Send a Message, or a str/bytes/dict/object body wrapped in the matching type."""
         self._context._check_closed()
-        if self._async is not None:
-            raise JMSRuntimeException(
-                "asynchronous send (setAsync) is not supported yet; call setAsync(None)"
-            )
         message = body if isinstance(body, Message) else message_for_body(body)
         for name, value in self._properties.items():
             message.setObjectProperty(name, value)
@@ -358,6 +354,7 @@ class JMSProducer:
             priority,
             self._time_to_live,
             self._delivery_delay,
+            self._async,
         )
         return self
 

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from . import rules
 from ._amqp.codec import encode_message, node_address
+from ._amqp.engine import Completion
 from ._amqp.provider import ANONYMOUS_RELAY, DELAYED_DELIVERY, AmqpSender, LinkSpec
 from .destination import Destination
 from .errors import (
+    IllegalArgumentException,
     IllegalStateException,
     InvalidDestinationException,
     JMSException,
@@ -48,6 +50,10 @@ def validate_milliseconds(name: str, value: Any) -> int:
     if value < 0:
         raise JMSException(f"{name} must not be negative, got {value}")
     return value
+
+
+def _is_completion_listener(value: Any) -> bool:
+    return hasattr(value, "onCompletion") and hasattr(value, "onException")
 
 
 def now_ms() -> int:
@@ -214,9 +220,17 @@ class MessageProducer:
     # ---- send ------------------------------------------------------------------------------
 
     def send(self, *args: Any) -> None:
-        """``send(message[, deliveryMode, priority, timeToLive])`` or
-        ``send(destination, message[, deliveryMode, priority, timeToLive])``."""
+        """``send(message[, deliveryMode, priority, timeToLive][, completionListener])`` or
+        ``send(destination, message[, deliveryMode, priority, timeToLive][,
+        completionListener])``. With a CompletionListener the call returns at once and
+        ``onCompletion``/``onException`` run later on the session's completion thread."""
         self._check_closed()
+        listener = None
+        if args and _is_completion_listener(args[-1]):
+            *head, listener = args
+            args = tuple(head)
+        elif len(args) in (2, 5) and isinstance(args[0], Message) and args[-1] is None:
+            raise IllegalArgumentException("CompletionListener must not be null")
         if len(args) in (2, 5) or (args and isinstance(args[0], Destination)):
             destination, message, *rest = args
             if self._destination is not None:
@@ -247,7 +261,7 @@ class MessageProducer:
             default_priority = destination.options.default_priority
             if not self._priority_explicit and default_priority is not None:
                 priority = default_priority  # DD-16
-        self._send(destination, message, mode, priority, ttl, self._delivery_delay)
+        self._send(destination, message, mode, priority, ttl, self._delivery_delay, listener)
 
     def _send(
         self,
@@ -257,6 +271,7 @@ class MessageProducer:
         priority: int,
         ttl: int,
         delay: int,
+        listener: Any = None,
     ) -> None:
         if message is None:
             raise MessageFormatException("Message must not be null")
@@ -264,6 +279,8 @@ class MessageProducer:
             raise MessageFormatException(
                 f"cannot send {type(message).__name__}: expected a jmspy Message"
             )
+        if getattr(destination, "deleted", False):
+            raise IllegalStateException(f"Temporary destination has been deleted: {destination}")
         # Every restriction is checked before anything is encoded or written.
         delay = rules.effective_delay(delay, destination)  # DD-10
         link = self._link_for(destination)
@@ -310,18 +327,26 @@ class MessageProducer:
         else:
             sync = mode == DeliveryMode.PERSISTENT
         txn_id = self._session._txn_id
+        track: Completion[None] | None = None
+        if listener is not None:
+            sync = False
+            track = Completion()
         if txn_id is not None:
             # Transactional sends need no round trip each: commit waits for their outcomes.
             link.txn_failure_handler = self._session._on_txn_failure
-            link.send(payload, False, self._send_timeout, txn_id)
+            link.send(payload, False, self._send_timeout, txn_id, track)
         else:
-            link.send(payload, sync, self._send_timeout)
+            link.send(payload, sync, self._send_timeout, None, track)
+        if listener is not None and track is not None:
+            self._session._track_async_send(self, track, message, listener)
 
     # ---- close -------------------------------------------------------------------------------
 
     def close(self) -> None:
         if self._closed:
             return
+        self._session._check_not_completion_thread("MessageProducer.close()")
+        self._session._wait_completions(self)
         self._closed = True
         timeout_s = self._connection.options.close_timeout / 1000.0
         for link in self._links.values():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import queue
@@ -9,6 +10,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ._amqp.engine import Completion
 from ._amqp.provider import AmqpConnection, AmqpSession, InboundDelivery
 from .connection import (
     ACKNOWLEDGE_MODES,
@@ -17,7 +19,7 @@ from .connection import (
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
-from .destination import Destination, Queue, Topic
+from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from .errors import (
     IllegalStateException,
     InvalidDestinationException,
@@ -27,6 +29,7 @@ from .errors import (
 from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 
 if TYPE_CHECKING:
+    from .browser import QueueBrowser
     from .connection import Connection
     from .consumer import MessageConsumer
     from .producer import MessageProducer
@@ -65,6 +68,11 @@ class Session:
         self._delivery_lock = threading.RLock()
         self._current_listener_delivery: InboundDelivery | None = None
         self._batch_deadlines: dict[MessageConsumer, float] = {}
+        self._completions: collections.deque[tuple[Any, Completion[None], Any, Any]] = (
+            collections.deque()
+        )
+        self._completion_cv = threading.Condition()
+        self._completion_thread: threading.Thread | None = None
         self._recover_requested = False
         # SESSION_TRANSACTED: the current AMQP transaction, and why it can only roll back.
         self._txn_id: bytes | None = None
@@ -86,7 +94,75 @@ class Session:
         return self._dispatcher is thread
 
     def _is_completion_thread(self, thread: threading.Thread) -> bool:
-        return False
+        return self._completion_thread is thread
+
+    # ---- asynchronous send (CompletionListener) -------------------------------------------
+
+    def _track_async_send(
+        self, producer: MessageProducer, completion: Completion[None], message: Any, listener: Any
+    ) -> None:
+        """Queue a CompletionListener callback; callbacks run on the session's completion
+        thread, one at a time, in send order, never on the caller's thread."""
+        with self._completion_cv:
+            self._completions.append((producer, completion, message, listener))
+            self._completion_cv.notify_all()
+            if self._completion_thread is None:
+                self._completion_thread = threading.Thread(
+                    target=self._completion_loop, name=f"jmspy-completion-{self._seq}", daemon=True
+                )
+                self._completion_thread.start()
+
+    def _completion_loop(self) -> None:
+        timeout_s = self._connection.options.send_timeout / 1000.0
+        while True:
+            with self._completion_cv:
+                while not self._completions:
+                    if self._closed:
+                        return
+                    self._completion_cv.wait(1.0)
+                producer, completion, message, listener = self._completions[0]
+            error: BaseException | None = None
+            try:
+                completion.wait(
+                    timeout_s,
+                    lambda: JMSException(
+                        f"asynchronous send was not settled within {timeout_s:g} s "
+                        "(jms.sendTimeout)"
+                    ),
+                )
+            except BaseException as exc:  # noqa: BLE001 - reported to onException
+                error = exc
+            try:
+                if error is None:
+                    listener.onCompletion(message)
+                else:
+                    listener.onException(message, error)
+            except Exception:
+                log.exception("CompletionListener raised")
+            with self._completion_cv:
+                self._completions.popleft()
+                self._completion_cv.notify_all()
+
+    def _wait_completions(self, producer: MessageProducer | None = None) -> None:
+        """Block until outstanding CompletionListener callbacks (of one producer, or all)
+        have run (JMS: close, commit and rollback wait for them)."""
+        if self._completion_thread is threading.current_thread():
+            return
+        deadline = time.monotonic() + self._connection.options.send_timeout / 1000.0 + 5
+        with self._completion_cv:
+            while any(producer is None or item[0] is producer for item in self._completions):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    log.warning("outstanding CompletionListener callbacks did not finish")
+                    return
+                self._completion_cv.wait(remaining)
+
+    def _check_not_completion_thread(self, what: str) -> None:
+        if self._completion_thread is threading.current_thread():
+            raise IllegalStateException(
+                f"Illegal invocation from CompletionListener callback: {what} must not be "
+                "called from a completion listener of the same session"
+            )
 
     def _has_listener(self) -> bool:
         return any(
@@ -240,6 +316,104 @@ class Session:
         self._check_closed()
         return Topic(topicName, **options)
 
+    # ---- temporary destinations and subscriptions ------------------------------------------
+
+    def createTemporaryQueue(self) -> TemporaryQueue:
+        """A queue that lives as long as the connection (or until delete())."""
+        self._check_closed()
+        return self._connection._create_temporary("temporary-queue")  # type: ignore[return-value]
+
+    def createTemporaryTopic(self) -> TemporaryTopic:
+        self._check_closed()
+        return self._connection._create_temporary("temporary-topic")  # type: ignore[return-value]
+
+    def _subscribe(
+        self,
+        topic: Destination | None,
+        name: str | None,
+        selector: str | None,
+        no_local: bool,
+        *,
+        durable: bool,
+        shared: bool,
+    ) -> MessageConsumer:
+        from .consumer import MessageConsumer, Subscription
+
+        self._check_closed()
+        if topic is None or not isinstance(topic, Topic):
+            raise InvalidDestinationException(
+                f"invalid destination {topic!r}: a subscription needs a Topic"
+            )
+        if not name or not str(name).strip():
+            raise JMSException(f"invalid subscription name {name!r}: must not be empty")
+        if durable and not shared and not self._connection._client_id_fixed:
+            raise IllegalStateException(
+                "You must specify a unique clientID for the Connection to use a durable "
+                "subscription (setClientID or jms.clientID)"
+            )
+        if selector is not None and not selector.strip():
+            selector = None
+        link_name, global_ = self._connection._subscription_link_name(name, durable, shared)
+        subscription = Subscription(name, link_name, durable, shared, global_)
+        consumer = MessageConsumer(
+            self, topic, selector, no_local, next(self._consumer_seq), subscription=subscription
+        )
+        self._consumers.append(consumer)
+        self._connection._subscription_opened(name)
+        if self._connection._started:
+            consumer._on_connection_started()
+        return consumer
+
+    def createDurableSubscriber(
+        self, topic: Topic, name: str, messageSelector: str | None = None, noLocal: bool = False
+    ) -> MessageConsumer:
+        """An unshared durable subscription (needs a client id); survives close()."""
+        return self._subscribe(topic, name, messageSelector, noLocal, durable=True, shared=False)
+
+    def createDurableConsumer(
+        self, topic: Topic, name: str, messageSelector: str | None = None, noLocal: bool = False
+    ) -> MessageConsumer:
+        return self._subscribe(topic, name, messageSelector, noLocal, durable=True, shared=False)
+
+    def createSharedDurableConsumer(
+        self, topic: Topic, name: str, messageSelector: str | None = None
+    ) -> MessageConsumer:
+        return self._subscribe(topic, name, messageSelector, False, durable=True, shared=True)
+
+    def createSharedConsumer(
+        self, topic: Topic, sharedSubscriptionName: str, messageSelector: str | None = None
+    ) -> MessageConsumer:
+        return self._subscribe(
+            topic, sharedSubscriptionName, messageSelector, False, durable=False, shared=True
+        )
+
+    def unsubscribe(self, name: str) -> None:
+        """Delete a durable subscription: look it up by link name, then close that link."""
+        from ._amqp.provider import LinkSpec
+
+        self._check_closed()
+        if self._connection._active_subscriptions.get(name):
+            raise IllegalStateException(
+                f"cannot unsubscribe {name!r}: a consumer of this connection is still active on it"
+            )
+        spec = LinkSpec(name=name, address=None, lookup=True)
+        receiver = self._amqp.create_receiver(
+            spec, 0, lambda payload: None, lambda inbound: None, lambda error: None
+        )
+        receiver.close()
+
+    def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> QueueBrowser:
+        from .browser import QueueBrowser
+
+        self._check_closed()
+        if queue is None or not isinstance(queue, Queue):
+            raise InvalidDestinationException(
+                f"invalid destination {queue!r}: a browser needs a Queue"
+            )
+        if messageSelector is not None and not messageSelector.strip():
+            messageSelector = None
+        return QueueBrowser(self, queue, messageSelector)
+
     # ---- producers and consumers --------------------------------------------------------
 
     def createProducer(self, destination: Destination | None = None) -> MessageProducer:
@@ -267,6 +441,16 @@ class Session:
             raise InvalidDestinationException(
                 f"invalid destination {destination!r}: a consumer needs a Queue or Topic"
             )
+        if destination.is_temporary:
+            if getattr(destination, "owner", None) is not self._connection:
+                raise InvalidDestinationException(
+                    f"Can't consume from a temporary destination created using another "
+                    f"connection ({destination})"
+                )
+            if getattr(destination, "deleted", False):
+                raise InvalidDestinationException(
+                    f"temporary destination {destination} has been deleted"
+                )
         if messageSelector is not None and not messageSelector.strip():
             messageSelector = None
         consumer = MessageConsumer(
@@ -299,6 +483,8 @@ class Session:
             raise IllegalStateException(
                 "commit() needs a transacted session: Not a transacted session"
             )
+        self._check_not_completion_thread("commit()")
+        self._wait_completions()
         timeout_s = self._connection.options.send_timeout / 1000.0
         for producer in list(self._producers):
             for link in producer._links.values():
@@ -331,6 +517,8 @@ class Session:
             raise IllegalStateException(
                 "rollback() needs a transacted session: Not a transacted session"
             )
+        self._check_not_completion_thread("rollback()")
+        self._wait_completions()
         with self._delivery_lock:
             # Prefetched messages that were never delivered go back first, so the broker can
             # redeliver the rolled-back ones in order before them.
@@ -386,6 +574,8 @@ class Session:
                 "Illegal invocation from MessageListener callback: a listener must not close "
                 "its own session"
             )
+        self._check_not_completion_thread("Session.close()")
+        self._wait_completions()
         self._closing = True
         try:
             with self._delivery_lock:
@@ -414,6 +604,8 @@ class Session:
             self._closed = True
             if self._dispatcher is not None:
                 self._ready.put(None)
+            with self._completion_cv:
+                self._completion_cv.notify_all()
             self._connection._session_closed(self)
 
     def __enter__(self) -> Session:

@@ -159,6 +159,13 @@ class LinkSpec:
     durable: bool = False
     distribution_copy: bool = False
     dynamic: bool = False
+    # Attach with a null source: look up an existing durable subscription by link name (used
+    # to unsubscribe), as Qpid JMS does.
+    lookup: bool = False
+    # Presettled deliveries (queue browsers: nothing to acknowledge).
+    presettled: bool = False
+    # A non-durable link that must survive a detach (durable subscriptions are detached on
+    # close, never closed, so the broker keeps them).
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -700,7 +707,20 @@ class AmqpSender(_LinkBase):
         if self.spec.address is not None:
             target.address = self.spec.address
         if self.spec.dynamic:
+            # A temporary destination: the broker names the node and deletes it when this link
+            # is closed (delete-on-close, expiry link-detach), as Qpid JMS asks.
             target.dynamic = True
+            target.expiry_policy = Terminus.EXPIRE_WITH_LINK
+            props = target.properties
+            props.put_map()
+            props.enter()
+            props.put_symbol(symbol("lifetime-policy"))
+            props.put_described()
+            props.enter()
+            props.put_symbol(symbol("amqp:delete-on-close:list"))
+            props.put_list()
+            props.exit()
+            props.exit()
         if self.spec.capabilities:
             _put_symbols(target.capabilities, self.spec.capabilities)
         source = link.source
@@ -716,7 +736,12 @@ class AmqpSender(_LinkBase):
         return target.address if target is not None else None
 
     def send(
-        self, payload: bytes, sync: bool, timeout_ms: int, txn_id: bytes | None = None
+        self,
+        payload: bytes,
+        sync: bool,
+        timeout_ms: int,
+        txn_id: bytes | None = None,
+        track: Completion[None] | None = None,
     ) -> None:
         """Queue a transfer. A sync send waits for the peer's outcome; an async one does not
         but is bounded by the in-flight limit, so a slow peer slows the producer down."""
@@ -731,7 +756,7 @@ class AmqpSender(_LinkBase):
                 f"send to {self.spec.address!r} timed out after {timeout_ms} ms waiting for the "
                 "peer to settle earlier sends (jms.sendTimeout)"
             )
-        completion: Completion[None] | None = Completion() if sync else None
+        completion: Completion[None] | None = Completion() if sync else track
         with self._outbox_lock:
             self._outbox.append((payload, completion, txn_id))
             schedule = not self._flush_scheduled
@@ -742,7 +767,7 @@ class AmqpSender(_LinkBase):
             except JMSException:
                 self._in_flight.release()
                 raise
-        if completion is not None:
+        if sync and completion is not None:
             try:
                 completion.wait(
                     timeout_s,
@@ -885,6 +910,13 @@ class AmqpReceiver(_LinkBase):
         self._register(link)
         source = link.source
         spec = self.spec
+        if spec.lookup:
+            source.type = Terminus.UNSPECIFIED  # encoded as a null source
+            link.target.address = None
+            link.snd_settle_mode = Link.SND_UNSETTLED
+            link.rcv_settle_mode = Link.RCV_FIRST
+            link.open()
+            return
         if spec.address is not None:
             source.address = spec.address
         if spec.dynamic:
@@ -920,7 +952,7 @@ class AmqpReceiver(_LinkBase):
                 filters.exit()
             filters.exit()
         link.target.address = None
-        link.snd_settle_mode = Link.SND_UNSETTLED
+        link.snd_settle_mode = Link.SND_SETTLED if spec.presettled else Link.SND_UNSETTLED
         link.rcv_settle_mode = Link.RCV_FIRST
         link.open()
         if self.prefetch > 0:

@@ -1,0 +1,137 @@
+"""QueueBrowser: look at a queue's messages without consuming them."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ._amqp.codec import decode_message, node_address
+from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec
+from .destination import Queue
+from .errors import IllegalStateException, JMSException
+from .message import Message
+
+if TYPE_CHECKING:
+    from .session import Session
+
+_browser_seq = itertools.count(1)
+
+
+class QueueBrowser:
+    """Each ``getEnumeration()`` opens a non-destructive (distribution-mode ``copy``),
+    presettled link and yields the queue's messages, in queue order, until the broker has no
+    more (a drain that comes back empty)."""
+
+    def __init__(self, session: Session, queue: Queue, selector: str | None) -> None:
+        self._session = session
+        self._queue = queue
+        self._selector = selector
+        self._closed = False
+        self._open: list[AmqpReceiver] = []
+
+    def _check_closed(self) -> None:
+        if self._closed:
+            raise IllegalStateException("The QueueBrowser is closed")
+        self._session._check_closed()
+
+    def getQueue(self) -> Queue:
+        self._check_closed()
+        return self._queue
+
+    def getMessageSelector(self) -> str | None:
+        self._check_closed()
+        return self._selector
+
+    def getEnumeration(self) -> Iterator[Message]:
+        self._check_closed()
+        connection = self._session._connection
+        options = connection.options
+        adapter = connection.adapter
+        address = node_address(self._queue, adapter.queue_prefix, adapter.topic_prefix)
+        buffer: collections.deque[InboundDelivery] = collections.deque()
+        arrived = threading.Condition()
+        failure: list[JMSException] = []
+        policy = connection._deserialization_policy_object()
+
+        def on_message(inbound: InboundDelivery) -> None:
+            with arrived:
+                buffer.append(inbound)
+                arrived.notify()
+
+        def on_closed(error: JMSException) -> None:
+            with arrived:
+                failure.append(error)
+                arrived.notify()
+
+        def decode(payload: bytes) -> Message:
+            return decode_message(
+                payload,
+                self._queue,
+                deserialization_policy=policy,
+                queue_prefix=adapter.queue_prefix,
+                topic_prefix=adapter.topic_prefix,
+            )
+
+        spec = LinkSpec(
+            name=f"jmspy:browser:{self._session._session_id}:{next(_browser_seq)}:{address}",
+            address=address,
+            capabilities=(self._queue.kind,),
+            selector=self._selector,
+            distribution_copy=True,
+            presettled=True,
+        )
+        receiver = self._session._amqp.create_receiver(
+            spec, options.prefetch_for("browser"), decode, on_message, on_closed
+        )
+        self._open.append(receiver)
+        return self._enumerate(receiver, buffer, arrived, failure, options.drain_timeout)
+
+    def _enumerate(
+        self,
+        receiver: AmqpReceiver,
+        buffer: collections.deque[InboundDelivery],
+        arrived: threading.Condition,
+        failure: list[JMSException],
+        drain_timeout: int,
+    ) -> Iterator[Message]:
+        try:
+            while not self._closed:
+                with arrived:
+                    inbound = buffer.popleft() if buffer else None
+                if inbound is None:
+                    if failure:
+                        raise failure[0]
+                    # Ask for everything the broker still has; an empty drain ends the browse.
+                    receiver.drain(drain_timeout)
+                    with arrived:
+                        if not buffer:
+                            return
+                    receiver.restore_credit()
+                    continue
+                receiver.credit_consumed()
+                receiver.settle(inbound, "accepted")  # presettled: only frees local state
+                yield inbound.message
+        finally:
+            if receiver in self._open:
+                self._open.remove(receiver)
+            receiver.close()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for receiver in list(self._open):
+            receiver.close()
+        self._open.clear()
+
+    def __enter__(self) -> QueueBrowser:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[Message]:
+        return self.getEnumeration()
