@@ -28,6 +28,7 @@ from .errors import (
 )
 from .message import Message
 from .redelivery import RedeliveryPolicy, redelivery_delay
+from .selector import parse_selector
 
 if TYPE_CHECKING:
     from .session import Session
@@ -178,6 +179,19 @@ class MessageConsumer:
         policy = self._connection._deserialization_policy_object()
         adapter = self._connection.adapter
         address = node_address(destination, adapter.queue_prefix, adapter.topic_prefix)
+        # Brokers that cannot filter (RabbitMQ, Service Bus, IBM MQ over AMQP): the client
+        # evaluates the selector for topic subscriptions. A queue cannot be filtered by a
+        # client without taking messages away from other consumers, so that is refused.
+        self._client_filter = None
+        if selector is not None and not adapter.filters_selectors:
+            if not destination.is_topic:
+                raise JMSException(
+                    f"the broker ({adapter.title}) cannot filter by message selector and a "
+                    f"queue consumer cannot filter on its own without taking messages away "
+                    f"from other consumers: selector {selector!r} on {destination} refused"
+                )
+            self._client_filter = parse_selector(selector)
+            selector = None
         if subscription is None:
             spec = LinkSpec(
                 name=f"jmspy:receiver:{self._consumer_id}:{address}",
@@ -219,6 +233,11 @@ class MessageConsumer:
     # ---- engine thread -----------------------------------------------------------------------
 
     def _on_inbound(self, inbound: InboundDelivery) -> None:
+        if self._client_filter is not None and not self._client_filter.matches(inbound.message):
+            # The broker cannot filter: a topic subscriber drops what its selector rejects.
+            self._receiver.settle(inbound, "accepted")
+            self._receiver.credit_consumed()
+            return
         with self._cv:
             self._buffer.append(inbound)
             self._cv.notify()

@@ -27,6 +27,7 @@ from .errors import (
     TransactionRolledBackException,
 )
 from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from .selector import parse_selector
 
 if TYPE_CHECKING:
     from .browser import QueueBrowser
@@ -351,8 +352,7 @@ class Session:
                 "You must specify a unique clientID for the Connection to use a durable "
                 "subscription (setClientID or jms.clientID)"
             )
-        if selector is not None and not selector.strip():
-            selector = None
+        selector = _checked_selector(selector)
         link_name, global_ = self._connection._subscription_link_name(name, durable, shared)
         subscription = Subscription(name, link_name, durable, shared, global_)
         consumer = MessageConsumer(
@@ -410,8 +410,7 @@ class Session:
             raise InvalidDestinationException(
                 f"invalid destination {queue!r}: a browser needs a Queue"
             )
-        if messageSelector is not None and not messageSelector.strip():
-            messageSelector = None
+        messageSelector = _checked_selector(messageSelector)
         return QueueBrowser(self, queue, messageSelector)
 
     # ---- producers and consumers --------------------------------------------------------
@@ -451,8 +450,7 @@ class Session:
                 raise InvalidDestinationException(
                     f"temporary destination {destination} has been deleted"
                 )
-        if messageSelector is not None and not messageSelector.strip():
-            messageSelector = None
+        messageSelector = _checked_selector(messageSelector)
         consumer = MessageConsumer(
             self, destination, messageSelector, noLocal, next(self._consumer_seq)
         )
@@ -613,6 +611,14 @@ class Session:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _checked_selector(selector: str | None) -> str | None:
+    """Parse a selector before anything is sent: a bad one raises InvalidSelectorException
+    here; blank means none."""
+    if selector is None:
+        return None
+    return None if parse_selector(selector) is None else selector
 
 
 def _settle_grouped(
