@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian/Ubuntu machine for jmspy: OS packages python-qpid-proton needs to build
-# with TLS and SASL, a Java runtime for the Artemis broker, the project with its dev tools, and
-# the Artemis distribution in the user cache. Safe to run again; it skips what is present.
+# with TLS and SASL, a Java runtime for the Artemis broker, the project with its dev tools, the
+# Artemis distribution in the user cache, and the rabbitmq-server package (RabbitMQ 3.x with the
+# AMQP 1.0 plugin; the tests run private nodes of it, never the system service). Safe to run
+# again; it skips what is present.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -55,3 +57,14 @@ print('proton', '.'.join(map(str, proton.VERSION)), 'TLS: yes,',
 step "warm the Artemis cache"
 jmspy-broker fetch artemis
 
+step "RabbitMQ (the rabbitmq-server package)"
+# As root a missing package is installed with apt-get with service starts denied, and the
+# distribution's service is stopped and disabled afterwards: jmspy starts its own nodes on free
+# ports, and a system node would only hold 5672 and an epmd on 4369. Otherwise this only checks.
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  jmspy-broker fetch rabbitmq
+elif ! jmspy-broker fetch rabbitmq --no-install; then
+  echo "the RabbitMQ tests will fail; install it with:" \
+    "sudo apt-get install -y --no-install-recommends rabbitmq-server" \
+    "&& sudo systemctl disable --now rabbitmq-server" >&2
+fi

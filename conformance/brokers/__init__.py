@@ -1,16 +1,19 @@
 """Local brokers provisioned by the project for tests, demos and the conformance suite.
 
 ``provision("artemis")`` returns a started :class:`ArtemisBroker` (Apache Artemis fetched
-from Maven Central and run as a local Java process); the ``jmspy-broker`` command does the
-same from a shell. :mod:`.container` offers the Docker/Testcontainers alternative.
+from Maven Central and run as a local Java process); ``provision("rabbitmq")`` a started
+:class:`RabbitMQBroker` (a private node of the distribution's ``rabbitmq-server`` package
+with the AMQP 1.0 plugin). The ``jmspy-broker`` command does the same from a shell.
+:mod:`.container` offers the Docker/Testcontainers alternative for Artemis.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from .artemis import ArtemisBroker, ArtemisDistribution, ensure_distribution
 from .base import Broker, BrokerProvisioningError, cache_dir
+from .rabbitmq import QueueSpec, RabbitMQBroker, RabbitMQInstallation, ensure_installation
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -18,27 +21,51 @@ __all__ = [
     "ArtemisDistribution",
     "Broker",
     "BrokerProvisioningError",
+    "QueueSpec",
+    "RabbitMQBroker",
+    "RabbitMQInstallation",
     "cache_dir",
     "ensure_distribution",
+    "ensure_installation",
     "provision",
 ]
 
-SUPPORTED_KINDS: tuple[str, ...] = ("artemis",)
+SUPPORTED_KINDS: tuple[str, ...] = ("artemis", "rabbitmq")
 
 
-def provision(kind: str, *, timeout: float = 60.0, **options: Any) -> ArtemisBroker:
+@overload
+def provision(
+    kind: Literal["artemis"], *, timeout: float = 60.0, **options: Any
+) -> ArtemisBroker: ...
+@overload
+def provision(
+    kind: Literal["rabbitmq"], *, timeout: float = 60.0, **options: Any
+) -> RabbitMQBroker: ...
+@overload
+def provision(
+    kind: str, *, timeout: float = 60.0, **options: Any
+) -> ArtemisBroker | RabbitMQBroker: ...
+def provision(
+    kind: str, *, timeout: float = 60.0, **options: Any
+) -> ArtemisBroker | RabbitMQBroker:
     """Fetch if needed, create and start a broker of ``kind``; the caller stops it.
 
-    ``options`` go to the broker's constructor (``port=``, ``broker_properties=``, ...).
+    ``options`` go to the broker's constructor (``port=``, ``broker_properties=`` for
+    Artemis, ``queues=`` for RabbitMQ, ...). RabbitMQ is never installed from here: a
+    missing package is a :class:`BrokerProvisioningError` naming the fix.
     """
     normalized = kind.strip().lower()
+    broker: ArtemisBroker | RabbitMQBroker
     if normalized == "artemis":
         broker = ArtemisBroker(**options)
-        try:
-            return broker.start(timeout=timeout)
-        except BaseException:
-            broker.stop()
-            raise
-    raise BrokerProvisioningError(
-        f"unknown broker kind {kind!r}; supported: {', '.join(SUPPORTED_KINDS)}"
-    )
+    elif normalized == "rabbitmq":
+        broker = RabbitMQBroker(**options)
+    else:
+        raise BrokerProvisioningError(
+            f"unknown broker kind {kind!r}; supported: {', '.join(SUPPORTED_KINDS)}"
+        )
+    try:
+        return broker.start(timeout=timeout)
+    except BaseException:
+        broker.stop()
+        raise

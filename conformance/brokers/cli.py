@@ -4,6 +4,9 @@
     python -m pytest                        # broker tests use that broker
     jmspy-broker stop
 
+    jmspy-broker fetch rabbitmq             # check (as root: apt-get install) rabbitmq-server
+    eval "$(jmspy-broker start rabbitmq)"   # exports JMSPY_RABBITMQ_URL/_USER/_PASSWORD
+
 Started brokers are recorded in ``<cache>/brokers.json`` so ``stop`` and ``status`` can find
 them from another process. Human-readable progress goes to stderr; stdout carries only
 the variables, so it can be ``eval``-ed or appended to ``$GITHUB_ENV`` (``--plain``).
@@ -27,6 +30,7 @@ from typing import Any
 from . import SUPPORTED_KINDS
 from .artemis import ArtemisBroker, ensure_distribution, process_group_alive, stop_process_group
 from .base import BrokerProvisioningError, cache_dir, file_lock
+from .rabbitmq import QueueSpec, RabbitMQBroker, ensure_installation
 
 __all__ = ["main"]
 
@@ -65,12 +69,18 @@ def _is_alive(record: dict[str, Any]) -> bool:
     if not isinstance(pid, int) or not process_group_alive(pid):
         return False
     if Path("/proc/self/cmdline").exists():
+        # A RabbitMQ node's leader is a shell script; its environment names the node's
+        # directory. Artemis names its instance on the JVM command line.
+        rabbit = record.get("kind") == "rabbitmq"
         try:
-            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            data = Path(f"/proc/{pid}/{'environ' if rabbit else 'cmdline'}").read_bytes()
         except OSError:
             return False
-        marker = f"-Dartemis.instance={record.get('instance_dir')}".encode()
-        return marker in args
+        if rabbit:
+            marker = f"RABBITMQ_MNESIA_BASE={record.get('instance_dir')}/mnesia".encode()
+        else:
+            marker = f"-Dartemis.instance={record.get('instance_dir')}".encode()
+        return marker in data.split(b"\0")
     return True
 
 
@@ -78,12 +88,20 @@ def _is_alive(record: dict[str, Any]) -> bool:
 
 
 def _env_lines(url: str, user: str, password: str, kind: str, plain: bool) -> list[str]:
-    values = {
-        "JMSPY_BROKER_URL": url,
-        "JMSPY_BROKER_USER": user,
-        "JMSPY_BROKER_PASSWORD": password,
-        "JMSPY_BROKER_KIND": kind,
-    }
+    if kind == "rabbitmq":
+        # What the tests' ``rabbitmq`` fixture reads; the Artemis variables stay untouched.
+        values = {
+            "JMSPY_RABBITMQ_URL": url,
+            "JMSPY_RABBITMQ_USER": user,
+            "JMSPY_RABBITMQ_PASSWORD": password,
+        }
+    else:
+        values = {
+            "JMSPY_BROKER_URL": url,
+            "JMSPY_BROKER_USER": user,
+            "JMSPY_BROKER_PASSWORD": password,
+            "JMSPY_BROKER_KIND": kind,
+        }
     if plain:
         return [f"{k}={v}" for k, v in values.items()]
     return [f"export {k}={shlex.quote(v)}" for k, v in values.items()]
@@ -99,8 +117,13 @@ def _check_kind(kind: str) -> str:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    _check_kind(args.kind)
+    kind = _check_kind(args.kind)
     started = time.monotonic()
+    if kind == "rabbitmq":
+        found = ensure_installation(install=not args.no_install, log=_err)
+        _err(f"RabbitMQ {found.version} ready in {time.monotonic() - started:.1f}s ({found.home})")
+        print(found.home)
+        return 0
     versions = [args.version] if args.version else None
     dist = ensure_distribution(versions, log=_err)
     _err(f"Apache Artemis {dist.version} ready in {time.monotonic() - started:.1f}s")
@@ -108,9 +131,43 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_start(args: argparse.Namespace) -> int:
-    _check_kind(args.kind)
-    broker = ArtemisBroker(
+def _parse_queue(text: str) -> QueueSpec:
+    name, sep, arguments = text.partition("=")
+    if not name:
+        raise BrokerProvisioningError(f"--queue needs a name: {text!r}")
+    try:
+        parsed = json.loads(arguments) if sep else {}
+    except ValueError as exc:
+        raise BrokerProvisioningError(f"--queue {text!r}: arguments are not JSON: {exc}") from exc
+    if not isinstance(parsed, dict):
+        raise BrokerProvisioningError(f"--queue {text!r}: arguments must be a JSON object")
+    return QueueSpec(name, parsed)
+
+
+def _make_broker(args: argparse.Namespace, kind: str) -> ArtemisBroker | RabbitMQBroker:
+    if kind == "rabbitmq":
+        artemis_only = [
+            flag
+            for flag, value in (
+                ("--property", args.property),
+                ("--version", args.version),
+                ("--java-memory", args.java_memory != "512M"),
+            )
+            if value
+        ]
+        if artemis_only:
+            raise BrokerProvisioningError(f"{', '.join(artemis_only)}: Artemis options only")
+        return RabbitMQBroker(
+            port=args.port,
+            username=args.user,
+            password=args.password,
+            base_dir=args.instance_dir,
+            queues=[_parse_queue(q) for q in args.queue or ()],
+            log=_err,
+        )
+    if args.queue:
+        raise BrokerProvisioningError("--queue: RabbitMQ option only")
+    return ArtemisBroker(
         port=args.port,
         username=args.user,
         password=args.password,
@@ -120,11 +177,18 @@ def cmd_start(args: argparse.Namespace) -> int:
         versions=[args.version] if args.version else None,
         log=_err,
     )
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    kind = _check_kind(args.kind)
+    broker = _make_broker(args, kind)
     try:
         broker.start(timeout=args.timeout)
     except BaseException:
         broker.stop()
         raise
+    directory = broker.base_dir if isinstance(broker, RabbitMQBroker) else broker.instance_dir
+    product = "RabbitMQ" if kind == "rabbitmq" else "Apache Artemis"
     record = {
         "kind": broker.kind,
         "version": broker.version,
@@ -133,7 +197,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         "port": broker.port,
         "username": broker.username,
         "password": broker.password,
-        "instance_dir": str(broker.instance_dir),
+        "instance_dir": str(directory),
         "log_path": str(broker.log_path),
         # Only directories we made are deleted on stop; a --instance-dir is the user's.
         "owns_dir": args.instance_dir is None,
@@ -144,8 +208,8 @@ def cmd_start(args: argparse.Namespace) -> int:
         records[:] = [r for r in records if _is_alive(r) and r.get("port") != broker.port]
         records.append(record)
     _err(
-        f"Apache Artemis {broker.version} running at {broker.url} (pid {broker.pid}, "
-        f"instance {broker.instance_dir}); "
+        f"{product} {broker.version} running at {broker.url} (pid {broker.pid}, "
+        f"instance {directory}); "
         + ("stop it with: jmspy-broker stop" if args.detach else "Ctrl-C stops it")
     )
     for line in _env_lines(broker.url, broker.username, broker.password, broker.kind, args.plain):
@@ -157,7 +221,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     return _run_foreground(broker)
 
 
-def _run_foreground(broker: ArtemisBroker) -> int:
+def _run_foreground(broker: ArtemisBroker | RabbitMQBroker) -> int:
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
@@ -234,13 +298,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    fetch = sub.add_parser("fetch", help="download and unpack a broker (warms the cache)")
-    fetch.add_argument("kind", help="broker kind: artemis")
+    fetch = sub.add_parser(
+        "fetch",
+        help="artemis: download and unpack (warms the cache); rabbitmq: check the installed "
+        "rabbitmq-server package, installing it with apt-get when root",
+    )
+    fetch.add_argument("kind", help="broker kind: artemis or rabbitmq")
     fetch.add_argument("--version", help="exact release instead of the newest candidate")
+    fetch.add_argument(
+        "--no-install",
+        action="store_true",
+        help="rabbitmq: only check, never run apt-get (fails when the package is missing)",
+    )
     fetch.set_defaults(func=cmd_fetch)
 
     start = sub.add_parser("start", help="start a broker and print its connection variables")
-    start.add_argument("kind", help="broker kind: artemis")
+    start.add_argument("kind", help="broker kind: artemis or rabbitmq")
     start.add_argument("--port", type=int, help="AMQP port (default: a free one)")
     mode = start.add_mutually_exclusive_group()
     mode.add_argument(
@@ -263,6 +336,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="LINE",
         help="a broker.properties line, e.g. 'addressSettings.\"q.#\".redeliveryDelay=100'",
+    )
+    start.add_argument(
+        "--queue",
+        action="append",
+        metavar="NAME[=JSON]",
+        help="rabbitmq: declare a queue at boot, e.g. 'jmspy.prio.q={\"x-max-priority\": 10}'",
     )
     start.add_argument("--instance-dir", help="create the instance here (default: a temp dir)")
     start.add_argument("--java-memory", default="512M", help="JVM heap (-Xmx)")

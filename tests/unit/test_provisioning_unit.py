@@ -299,8 +299,8 @@ def test_java_home_wins_over_path_and_legacy_versions_parse(tmp_path: Path) -> N
 
 
 def test_provision_rejects_unknown_kinds() -> None:
-    with pytest.raises(BrokerProvisioningError, match="unknown broker kind 'rabbitmq'"):
-        provision("rabbitmq")
+    with pytest.raises(BrokerProvisioningError, match="unknown broker kind 'solace'"):
+        provision("solace")
 
 
 def test_broker_properties_before_start(tmp_path: Path) -> None:

@@ -1,0 +1,958 @@
+"""RabbitMQ 3.x from the distribution's ``rabbitmq-server`` package, run as a private node.
+
+Debian bookworm ships RabbitMQ 3.10.8 with the ``rabbitmq_amqp1_0`` plugin. The system
+service is never used: every :class:`RabbitMQBroker` is a node of its own, run as the
+current user (root included) straight from the package's ``sbin/rabbitmq-server`` script
+(not the ``/usr/sbin`` wrapper, which switches to the ``rabbitmq`` user and the system's
+directories), with
+
+* its own temporary directory for the database, logs, config and Erlang cookie (``HOME``);
+* three free local ports: AMQP (0-9-1 *and* 1.0: the 3.x plugin detects the protocol from
+  the header on the same listener), Erlang distribution, and a private ``epmd`` that this
+  module starts first (``ERL_EPMD_PORT``) so neither the node nor ``rabbitmqctl`` touches
+  a system epmd on 4369; epmd and the node share one process group, stopped together;
+* the configuration in classic Erlang-term form (no cuttlefish run at boot) and everything
+  else from a definitions file imported at boot: the user (``admin``/``admin`` by default,
+  tagged administrator, all permissions on vhost ``/``), the dead-letter exchange
+  ``jmspy.dlx`` (fanout) bound to the durable queue ``jmspy.dlq``, the policy
+  ``jmspy-dead-letter`` that dead-letters every queue matching ``^jmspy\\.dl\\.`` to
+  ``jmspy.dlx``, and any queues passed as ``queues=`` (with arguments, e.g.
+  ``x-max-priority``, which a policy cannot set in 3.x). ``loopback_users`` is empty and
+  the plugin's SASL ANONYMOUS user is disabled, so a connection needs the credentials.
+
+Queues with arguments can also be added to a running node with :meth:`declare_queue`,
+which imports a one-queue definitions document through ``rabbitmqctl`` (about a second per
+call: the CLI boots an Erlang VM; a queue that already exists keeps its arguments, silently).
+:meth:`set_policy`, :meth:`queue_depth`, :meth:`purge_queue` and :meth:`delete_queue` work
+the same way.
+
+RabbitMQ 3.10.8 over AMQP 1.0, as observed with python-qpid-proton 0.40 against such a node
+(tests/broker/test_rabbitmq_provisioning.py re-checks the rows marked *):
+
+=========================== ================================================================
+Open frame *                container-id ``<node>@<host>``; properties ``product="RabbitMQ"``,
+                            ``version="3.10.8"``, ``platform="Erlang/OTP 25.2.3"``,
+                            ``cluster_name``, ``copyright``, ``information``; **no offered
+                            capabilities at all** (no DELAYED_DELIVERY, ANONYMOUS-RELAY,
+                            SHARED-SUBS); idle-time-out 60 s.
+SASL *                      offers PLAIN and AMQPLAIN (ANONYMOUS only if the plugin's
+                            ``default_user`` is set; off here). A wrong password fails at
+                            SASL: ``amqp:unauthorized-access``, after a deliberate ~3 s delay.
+Refusals                    A refused attach (and each unsupported feature below) ends the
+                            whole **session** with an ``end`` frame carrying the error, not a
+                            detach; every link of that session is gone, its unsettled
+                            deliveries go back to their queues. The connection survives.
+Link close                  a ``detach(closed=true)`` is answered with a detach *without*
+                            ``closed``: proton raises LINK_REMOTE_DETACH, not
+                            LINK_REMOTE_CLOSE (``BlockingLink.close()`` waits in vain).
+``/queue/NAME`` *           send and consume; **declares** a classic queue NAME first, durable
+                            only if the terminus is (proton's default: not durable). A queue
+                            that exists with another durability or with any arguments
+                            (``x-max-priority``...) makes that declare fail:
+                            ``amqp:precondition-failed``, session ended.
+``/amq/queue/NAME`` *       never declares. Consume: NAME must exist (``amqp:not-found``).
+                            Send: default exchange, key NAME; no such queue means the message
+                            is **accepted and dropped**. The form for jmspy.dlq (durable) and
+                            for queues declared with arguments.
+bare ``NAME`` *             same as ``/queue/NAME`` (declares, non-durable), send and consume.
+``/exchange/X/KEY`` *       send: exchange X (must exist, else ``amqp:not-found``) with KEY;
+                            unroutable messages are accepted and dropped. Consume: a new
+                            server-named queue ``amq.gen-*`` bound to X with KEY. Without
+                            /KEY neither ``subject`` nor ``to`` becomes the routing key.
+``/topic/KEY`` *            = ``/exchange/amq.topic/KEY`` (each reaches the other's
+                            subscribers); KEY is a topic pattern for consumers (``*``, ``#``).
+                            The ``amq.gen-*`` subscription queue is neither exclusive nor
+                            auto-delete and **stays behind** after detach and connection close.
+Other addresses             ``/queue`` (send: accepted, dropped; consume: invalid-field),
+                            ``/queue/``, ``/exchange/``, names with ``/``: invalid-field;
+                            ``/temp-queue/...`` crashes the session.
+Anonymous relay *           null target: ``amqp:invalid-field`` ("Attach rejected:
+                            address_not_utf8_string"): one sender link per destination.
+Dynamic nodes *             dynamic source or target: ``amqp:not-implemented`` (no temporary
+                            queues that way).
+``x-opt-delivery-time`` *   ignored: delivered at once, annotation passed through unchanged.
+``header.priority`` *       plain queue: FIFO, value passed through. Queue declared with
+                            ``x-max-priority`` (only possible via arguments, not a policy or an
+                            AMQP 1.0 attach): highest first; an absent priority (proton omits
+                            the default 4) ranks as **0**.
+``header.ttl`` *            honoured: expired messages are not delivered; ttl passed through.
+Round trip                  properties (message-id as uuid/ulong/string/binary, correlation-id,
+                            subject, reply-to, content-type, user-id, group fields,
+                            creation-time), application properties of every type, message
+                            annotations (``x-opt-jms-*``), durable, and amqp-value (string,
+                            binary, map), amqp-sequence and data bodies arrive unchanged; no
+                            body section arrives as an empty data section; a 300 kB message is
+                            fine. **Crash the session**: an amqp-value holding a *list*, and
+                            any delivery-annotations (the send is never settled).
+accepted                    removes the message.
+rejected *                  dead-letters through the queue's dead-letter exchange (here:
+                            ``jmspy.dl.*`` to ``jmspy.dlq``), else drops; the dead-lettered
+                            copy shows no reason/x-death to an AMQP 1.0 consumer.
+released *                  requeued at once; redelivered with ``first-acquirer=false`` and
+                            ``delivery-count`` still 0.
+modified *                  any modified (failed and/or undeliverable-here, annotations):
+                            ``amqp:invalid-field`` "Unrecognised state", session ended, the
+                            message requeued as after released.
+delivery-count *            always 0; a redelivery shows only as ``first-acquirer=false``.
+Drain *                     a flow with ``drain=true`` ends the session with
+                            ``amqp:internal-error`` (function_clause in rabbit_classic_queue),
+                            even on an empty queue: never drain, expire credit locally.
+Settle modes *              rcv-settle-mode second: ``amqp:not-implemented``. Pre-settled sends
+                            and at-most-once consumers (snd-settle-mode settled) work.
+Selectors *                 the ``apache.org:selector-filter:string`` filter is echoed in the
+                            attach's source but **not applied**: every message is delivered.
+Browse                      distribution-mode copy is echoed, but deliveries are ordinary
+                            unsettled ones and accepting them removes the messages.
+Durable subscriptions       durable source and expiry-policy are echoed, but the queue is a
+                            fresh ``amq.gen-*`` per attach: nothing sent while away survives;
+                            re-attaching the link name after detach(closed=false) on the same
+                            connection closes it ("link name already attached").
+Transactions *              coordinator target: ``amqp:not-implemented``.
+=========================== ================================================================
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import contextlib
+import dataclasses
+import glob
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from .artemis import process_group_alive, stop_process_group
+from .base import BrokerProvisioningError, free_port, port_accepts
+
+__all__ = [
+    "DEAD_LETTER_EXCHANGE",
+    "DEAD_LETTER_POLICY_PATTERN",
+    "DEAD_LETTER_QUEUE",
+    "RABBITMQ_MISSING_MESSAGE",
+    "QueueSpec",
+    "RabbitMQBroker",
+    "RabbitMQInstallation",
+    "ensure_installation",
+    "find_installation",
+    "install_with_apt",
+    "neutralize_system_service",
+]
+
+#: Provisioned on every node: a fanout exchange, the queue bound to it, and the policy
+#: that makes queues named ``jmspy.dl.*`` dead-letter into it.
+DEAD_LETTER_EXCHANGE = "jmspy.dlx"
+DEAD_LETTER_QUEUE = "jmspy.dlq"
+DEAD_LETTER_POLICY = "jmspy-dead-letter"
+DEAD_LETTER_POLICY_PATTERN = r"^jmspy\.dl\."
+
+PACKAGE = "rabbitmq-server"
+RABBITMQ_MISSING_MESSAGE = (
+    "RabbitMQ is not installed: run 'apt-get install -y --no-install-recommends "
+    "rabbitmq-server' as root (or scripts/setup.sh, or 'jmspy-broker fetch rabbitmq'), "
+    "or point JMSPY_RABBITMQ_HOME at an unpacked rabbitmq_server-<version> directory"
+)
+
+#: Where Debian/Ubuntu (and the RabbitMQ team's own .deb) put the release.
+_SEARCH_GLOBS = (
+    "/usr/lib/rabbitmq/lib/rabbitmq_server-*",
+    "/usr/local/lib/rabbitmq/lib/rabbitmq_server-*",
+)
+
+#: Variables the start scripts read that would point our node elsewhere. Everything named
+#: RABBITMQ_* is dropped as well before ours are set.
+_SCRUBBED_ENV = ("CONF_ENV_FILE", "ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS", "ERL_EPMD_ADDRESS")
+
+_READY_LINE = "Server startup complete"
+_EPMD_FAILED = 97
+
+#: Run with ``sh -c``: start the private epmd in the background (in the node's process
+#: group), wait until it answers, then become the node's start script. Without an epmd on
+#: ``$ERL_EPMD_PORT`` the VM would start a daemonized one that outlives the node.
+_LAUNCHER = """
+epmd="$1"; port="$2"; server="$3"
+"$epmd" -port "$port" -address 127.0.0.1 &
+epmd_pid=$!
+tries=0
+until "$epmd" -port "$port" -names >/dev/null 2>&1; do
+  tries=$((tries + 1))
+  if [ "$tries" -gt 200 ] || ! kill -0 "$epmd_pid" 2>/dev/null; then
+    echo "jmspy: the private epmd did not start on port $port" >&2
+    exit 97
+  fi
+  sleep 0.05
+done
+exec "$server"
+"""
+_BIND_FAILED = re.compile(
+    r"eaddrinuse|address already in use|in use by another Erlang node|could not start listener",
+    re.I,
+)
+
+
+# --------------------------------------------------------------------------- installation
+
+
+@dataclasses.dataclass(frozen=True)
+class RabbitMQInstallation:
+    """An installed RabbitMQ release: ``home`` holds ``sbin/``, ``plugins/``, ``escript/``."""
+
+    version: str
+    home: Path
+
+    @property
+    def server_script(self) -> Path:
+        return self.home / "sbin" / "rabbitmq-server"
+
+    @property
+    def ctl_script(self) -> Path:
+        return self.home / "sbin" / "rabbitmqctl"
+
+    def has_plugin(self, name: str) -> bool:
+        return any((self.home / "plugins").glob(f"{name}-*"))
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", path.rsplit("-", 1)[-1]))
+
+
+def _installation_at(home: Path) -> RabbitMQInstallation | None:
+    match = re.fullmatch(r"rabbitmq_server-(\d[\w.+~-]*)", home.name)
+    if not (home / "sbin" / "rabbitmq-server").is_file():
+        return None
+    version = match.group(1) if match else _app_version(home) or "unknown"
+    return RabbitMQInstallation(version, home)
+
+
+def _app_version(home: Path) -> str | None:
+    for app in sorted((home / "plugins").glob("rabbit-*/ebin/rabbit.app")):
+        found = re.search(r'\{vsn,\s*"([^"]+)"\}', app.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+    return None
+
+
+def find_installation(env: Mapping[str, str] | None = None) -> RabbitMQInstallation:
+    """The RabbitMQ release to run: ``$JMSPY_RABBITMQ_HOME``, else the newest packaged one."""
+    env = os.environ if env is None else env
+    explicit = env.get("JMSPY_RABBITMQ_HOME", "").strip()
+    if explicit:
+        found = _installation_at(Path(explicit).expanduser().resolve())
+        if found is None:
+            raise BrokerProvisioningError(
+                f"JMSPY_RABBITMQ_HOME={explicit} has no sbin/rabbitmq-server; it must be a "
+                "rabbitmq_server-<version> directory"
+            )
+        return found
+    for pattern in _SEARCH_GLOBS:
+        for candidate in sorted(glob.glob(pattern), key=_version_key, reverse=True):
+            found = _installation_at(Path(candidate))
+            if found is not None:
+                return found
+    raise BrokerProvisioningError(RABBITMQ_MISSING_MESSAGE)
+
+
+def find_epmd(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    found = shutil.which("epmd", path=env.get("PATH", "") + os.pathsep + "/usr/lib/erlang/bin")
+    if not found:
+        raise BrokerProvisioningError(
+            "epmd (part of Erlang) is not on PATH; install erlang-base, which the "
+            "rabbitmq-server package depends on"
+        )
+    return Path(found)
+
+
+def _system_service_running() -> bool:
+    """True when something listens on the system node's AMQP or distribution port."""
+    return any(port_accepts("127.0.0.1", port, timeout=0.3) for port in (5672, 25672))
+
+
+def neutralize_system_service(log: Callable[[str], None] | None = None) -> list[str]:
+    """Stop and disable the distribution's ``rabbitmq-server`` service; returns what was done.
+
+    Called right after this module installed the package: jmspy never uses the system node,
+    and one left running would hold port 5672 and an epmd on 4369.
+    """
+    say = log or (lambda _msg: None)
+    done: list[str] = []
+
+    def run(args: Sequence[str]) -> bool:
+        if not shutil.which(args[0]):
+            return False
+        say("running: " + " ".join(args))
+        result = subprocess.run(
+            list(args), capture_output=True, text=True, timeout=120, check=False
+        )
+        if result.returncode == 0:
+            done.append(" ".join(args))
+        return result.returncode == 0
+
+    # Stopping a service that is not running still boots rabbitmqctl (seconds, and an epmd).
+    running = _system_service_running() or Path("/run/rabbitmq/pid").exists()
+    if Path("/run/systemd/system").is_dir():
+        if running:
+            run(["systemctl", "stop", "rabbitmq-server.service"])
+        run(["systemctl", "disable", "rabbitmq-server.service"])
+    else:
+        # Not invoke-rc.d: a policy-rc.d that denies actions makes it exit 0 doing nothing.
+        if running and not run(["service", "rabbitmq-server", "stop"]):
+            run(["/etc/init.d/rabbitmq-server", "stop"])
+        run(["update-rc.d", "rabbitmq-server", "disable"])
+    # The service's epmd outlives the node; stop it only when no Erlang node is left on it.
+    epmd = shutil.which("epmd")
+    if epmd and port_accepts("127.0.0.1", 4369, timeout=0.3):
+        names = subprocess.run(
+            [epmd, "-names"], capture_output=True, text=True, timeout=30, check=False
+        )
+        if names.returncode == 0 and "name " not in names.stdout:
+            run([epmd, "-kill"])
+    if _system_service_running():
+        say("warning: a RabbitMQ node still listens on 5672/25672 (jmspy does not use it)")
+    return done
+
+
+def install_with_apt(log: Callable[[str], None] | None = None) -> RabbitMQInstallation:
+    """``apt-get install rabbitmq-server`` (root only) without leaving the service running.
+
+    A temporary ``policy-rc.d`` that denies service starts is put in place when the
+    machine has none (container images usually have one), so the package's postinst does
+    not start the system node; whatever it did start anyway is stopped and disabled.
+    """
+    say = log or (lambda _msg: None)
+    if os.geteuid() != 0:
+        raise BrokerProvisioningError(RABBITMQ_MISSING_MESSAGE + " (not root, so not installing)")
+    apt = shutil.which("apt-get")
+    if apt is None:
+        raise BrokerProvisioningError(RABBITMQ_MISSING_MESSAGE + " (no apt-get on this machine)")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    policy = Path("/usr/sbin/policy-rc.d")
+    placed = False
+    if not policy.exists():
+        policy.write_text("#!/bin/sh\n# temporary, from jmspy: no service starts\nexit 101\n")
+        policy.chmod(0o755)
+        placed = True
+    try:
+        for args in (
+            [apt, "update", "-q"],
+            [apt, "install", "-y", "-q", "--no-install-recommends", PACKAGE],
+        ):
+            say("running: " + " ".join(args))
+            result = subprocess.run(
+                args, capture_output=True, text=True, timeout=900, check=False, env=env
+            )
+            if result.returncode != 0:
+                raise BrokerProvisioningError(
+                    f"{' '.join(args)} failed (exit {result.returncode}):\n"
+                    + _tail(result.stdout + result.stderr, 20)
+                )
+    finally:
+        if placed:
+            policy.unlink(missing_ok=True)
+    neutralize_system_service(log)
+    return find_installation()
+
+
+def ensure_installation(
+    *, install: bool = False, log: Callable[[str], None] | None = None
+) -> RabbitMQInstallation:
+    """The installed release; with ``install=True`` apt-get installs it when it is missing."""
+    try:
+        found = find_installation()
+    except BrokerProvisioningError:
+        if not install:
+            raise
+        found = install_with_apt(log)
+    if not found.has_plugin("rabbitmq_amqp1_0"):
+        raise BrokerProvisioningError(
+            f"RabbitMQ {found.version} at {found.home} has no rabbitmq_amqp1_0 plugin"
+        )
+    find_epmd()
+    return found
+
+
+# --------------------------------------------------------------------------- definitions
+
+
+@dataclasses.dataclass(frozen=True)
+class QueueSpec:
+    """A classic queue to declare, e.g. ``QueueSpec("jmspy.prio.q", {"x-max-priority": 10})``."""
+
+    name: str
+    arguments: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    durable: bool = True
+
+    def definition(self, vhost: str = "/") -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "vhost": vhost,
+            "durable": self.durable,
+            "auto_delete": False,
+            "arguments": dict(self.arguments),
+        }
+
+
+def password_hash(password: str, salt: bytes | None = None) -> str:
+    """The ``rabbit_password_hashing_sha256`` form definitions files carry."""
+    salt = secrets.token_bytes(4) if salt is None else salt
+    digest = hashlib.sha256(salt + password.encode("utf-8")).digest()
+    return base64.b64encode(salt + digest).decode("ascii")
+
+
+def boot_definitions(
+    username: str, password: str, queues: Iterable[QueueSpec] = ()
+) -> dict[str, Any]:
+    """Everything the node is seeded with (a node importing definitions seeds nothing else)."""
+    return {
+        "users": [
+            {
+                "name": username,
+                "password_hash": password_hash(password),
+                "hashing_algorithm": "rabbit_password_hashing_sha256",
+                "tags": ["administrator"],
+            }
+        ],
+        "vhosts": [{"name": "/"}],
+        "permissions": [
+            {"user": username, "vhost": "/", "configure": ".*", "write": ".*", "read": ".*"}
+        ],
+        "exchanges": [
+            {
+                "name": DEAD_LETTER_EXCHANGE,
+                "vhost": "/",
+                "type": "fanout",
+                "durable": True,
+                "auto_delete": False,
+                "internal": False,
+                "arguments": {},
+            }
+        ],
+        "queues": [q.definition() for q in (QueueSpec(DEAD_LETTER_QUEUE), *queues)],
+        "bindings": [
+            {
+                "source": DEAD_LETTER_EXCHANGE,
+                "vhost": "/",
+                "destination": DEAD_LETTER_QUEUE,
+                "destination_type": "queue",
+                "routing_key": "",
+                "arguments": {},
+            }
+        ],
+        "policies": [
+            {
+                "vhost": "/",
+                "name": DEAD_LETTER_POLICY,
+                "pattern": DEAD_LETTER_POLICY_PATTERN,
+                "apply-to": "queues",
+                "definition": {"dead-letter-exchange": DEAD_LETTER_EXCHANGE},
+                "priority": 0,
+            }
+        ],
+    }
+
+
+def _erl_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def node_config(definitions: Path) -> str:
+    """The classic-format ``rabbitmq.config``: no cuttlefish schema run at boot."""
+    return (
+        "%% written by jmspy.conformance.brokers.rabbitmq\n"
+        "[\n"
+        " {rabbit, [\n"
+        "   {loopback_users, []},\n"
+        f"   {{load_definitions, {_erl_string(str(definitions))}}},\n"
+        # A test machine with little free disk must not block publishers silently.
+        "   {disk_free_limit, 1000000},\n"
+        "   {collect_statistics_interval, 60000}\n"
+        " ]},\n"
+        # No SASL ANONYMOUS login as 'guest': every AMQP 1.0 connection authenticates.
+        ' {rabbitmq_amqp1_0, [{default_user, none}, {default_vhost, <<"/">>}]}\n'
+        "].\n"
+    )
+
+
+# --------------------------------------------------------------------------- the broker
+
+
+# Nodes this process started and still owns; stopped at interpreter exit.
+_OWNED: set[RabbitMQBroker] = set()
+
+
+@atexit.register
+def _stop_owned() -> None:
+    for broker in list(_OWNED):
+        with contextlib.suppress(Exception):
+            broker.stop(timeout=10.0)
+
+
+class RabbitMQBroker:
+    """One private RabbitMQ node with the AMQP 1.0 plugin, on free local ports.
+
+    >>> with RabbitMQBroker() as rabbit:
+    ...     connect(rabbit.url, rabbit.username, rabbit.password)
+
+    ``port=None`` picks a free port and retries with other ports if one is taken between the
+    pick and the bind. ``queues`` are declared at boot (see :class:`QueueSpec`).
+    """
+
+    kind = "rabbitmq"
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        username: str = "admin",
+        password: str = "admin",
+        base_dir: str | os.PathLike[str] | None = None,
+        queues: Iterable[QueueSpec] = (),
+        installation: RabbitMQInstallation | None = None,
+        keep_dir: bool = False,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self._host = host
+        self._fixed_port = port is not None
+        self._port = port if port is not None else free_port(host)
+        self._dist_port = 0
+        self._epmd_port = 0
+        self._username = username
+        self._password = password
+        self._owns_dir = base_dir is None
+        self._base_dir: Path | None = Path(base_dir).resolve() if base_dir else None
+        self._queues = list(queues)
+        self._installation = installation
+        self._keep_dir = keep_dir
+        self._log = log
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pgid: int | None = None
+        self.timings: dict[str, float] = {}
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    @property
+    def port(self) -> int:
+        """The AMQP port; 1.0 and 0-9-1 clients share it."""
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"amqp://{self._host}:{self._port}"
+
+    @property
+    def username(self) -> str:
+        return self._username
+
+    @property
+    def password(self) -> str:
+        return self._password
+
+    @property
+    def version(self) -> str:
+        """The RabbitMQ release (from the installed package); empty before it is found."""
+        return self._installation.version if self._installation else ""
+
+    @property
+    def installation(self) -> RabbitMQInstallation | None:
+        return self._installation
+
+    @property
+    def node_name(self) -> str:
+        return f"jmspy-{self._port}@localhost"
+
+    @property
+    def dist_port(self) -> int:
+        return self._dist_port
+
+    @property
+    def epmd_port(self) -> int:
+        return self._epmd_port
+
+    @property
+    def base_dir(self) -> Path:
+        if self._base_dir is None:
+            raise BrokerProvisioningError("the node directory exists only after start()")
+        return self._base_dir
+
+    @property
+    def log_path(self) -> Path:
+        """The node's main log file."""
+        return self.base_dir / "log" / "rabbit.log"
+
+    @property
+    def console_log_path(self) -> Path:
+        """stdout and stderr of the start script (the banner, and crashes before logging)."""
+        return self.base_dir / "log" / "console.log"
+
+    @property
+    def pid(self) -> int | None:
+        """The process group of the node and its epmd (the epmd's pid) while running."""
+        return self._pgid
+
+    @property
+    def running(self) -> bool:
+        if self._proc is not None:
+            return self._proc.poll() is None
+        return self._pgid is not None and process_group_alive(self._pgid)
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<RabbitMQBroker {self.version or '?'} {self.url} {state}>"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def fetch(self) -> RabbitMQInstallation:
+        """Locate the installed release (never installs; see :func:`ensure_installation`)."""
+        if self._installation is None:
+            started = time.monotonic()
+            self._installation = ensure_installation(install=False)
+            self.timings["fetch"] = time.monotonic() - started
+        return self._installation
+
+    def start(self, timeout: float = 60.0) -> Self:
+        """Run the node and return once it accepts an authenticated AMQP 1.0 connection."""
+        if self.running:
+            return self
+        self.fetch()
+        if self._base_dir is None:
+            self._base_dir = Path(tempfile.mkdtemp(prefix="jmspy-rabbitmq-"))
+        attempts = 1 if self._fixed_port else 3
+        started = time.monotonic()
+        for attempt in range(1, attempts + 1):
+            outcome = self._launch_and_wait(timeout)
+            if outcome is None:
+                self.timings["start"] = time.monotonic() - started
+                _OWNED.add(self)
+                return self
+            if outcome == "port-taken" and attempt < attempts:
+                self._port = free_port(self._host)
+                continue
+            raise BrokerProvisioningError(outcome)
+        raise AssertionError("unreachable")
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop the node, then its epmd; a no-op when not running. Safe to call repeatedly.
+
+        SIGTERM makes the start script and the Erlang VM shut RabbitMQ down cleanly (the
+        same as ``rabbitmqctl stop`` without booting a CLI VM); whatever is left of the
+        process group after ``timeout`` is killed.
+        """
+        _OWNED.discard(self)
+        began = time.monotonic()
+        proc, pgid = self._proc, self._pgid
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=timeout)
+        if pgid is not None:
+            _stop_group(pgid, timeout, proc)
+        self._proc = None
+        self._pgid = None
+        if proc is not None:
+            self.timings["stop"] = time.monotonic() - began
+        if self._owns_dir and not self._keep_dir and self._base_dir is not None:
+            shutil.rmtree(self._base_dir, ignore_errors=True)
+            self._base_dir = None
+
+    def detach(self) -> int:
+        """Let the node outlive this process (``jmspy-broker start``); returns its pgid."""
+        if self._pgid is None:
+            raise BrokerProvisioningError("broker is not running")
+        _OWNED.discard(self)
+        self._owns_dir = False
+        pgid = self._pgid
+        self._proc = None
+        return pgid
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ management
+
+    def rabbitmqctl(
+        self, *args: str, timeout: float = 60.0, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``rabbitmqctl -n <node> <args>`` against this node (about 1 s per call)."""
+        if not self.running:
+            raise BrokerProvisioningError("rabbitmqctl needs a running node")
+        ctl = self.fetch().ctl_script
+        try:
+            done = subprocess.run(
+                [str(ctl), "-n", self.node_name, *args],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                env=self._child_env(),
+                stdin=subprocess.DEVNULL,
+                cwd=self.base_dir,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise BrokerProvisioningError(
+                f"rabbitmqctl {' '.join(args)} did not finish within {timeout:.0f}s"
+            ) from exc
+        if check and done.returncode != 0:
+            raise BrokerProvisioningError(
+                f"rabbitmqctl {' '.join(args)} failed (exit {done.returncode}):\n"
+                + _tail(done.stdout + done.stderr, 15)
+            )
+        return done
+
+    def import_definitions(self, definitions: Mapping[str, Any]) -> None:
+        """Apply a definitions document (queues, exchanges, bindings, policies...) live."""
+        handle, name = tempfile.mkstemp(prefix="defs-", suffix=".json", dir=self.base_dir)
+        try:
+            with os.fdopen(handle, "w") as out:
+                json.dump(dict(definitions), out)
+            self.rabbitmqctl("import_definitions", name)
+        finally:
+            Path(name).unlink(missing_ok=True)
+
+    def declare_queue(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, durable: bool = True
+    ) -> None:
+        """Declare a classic queue with ``arguments`` (``x-max-priority``, ``x-message-ttl``,
+        ``x-dead-letter-exchange``...), which AMQP 1.0 clients cannot pass in 3.x.
+
+        Declaring an existing queue again with the same arguments is a no-op.
+        """
+        spec = QueueSpec(name, dict(arguments or {}), durable)
+        self.import_definitions({"queues": [spec.definition()]})
+
+    def set_policy(
+        self,
+        name: str,
+        pattern: str,
+        definition: Mapping[str, Any],
+        *,
+        apply_to: str = "queues",
+        priority: int = 0,
+    ) -> None:
+        self.rabbitmqctl(
+            "set_policy",
+            "--apply-to",
+            apply_to,
+            "--priority",
+            str(priority),
+            name,
+            pattern,
+            json.dumps(dict(definition)),
+        )
+
+    def queue_depth(self, name: str) -> int | None:
+        """Messages ready plus unacknowledged in queue ``name``; None when it does not exist."""
+        done = self.rabbitmqctl("list_queues", "--no-table-headers", "--quiet", "name", "messages")
+        for line in done.stdout.splitlines():
+            parts = line.rsplit("\t", 1)
+            if len(parts) == 2 and parts[0] == name:
+                return int(parts[1])
+        return None
+
+    def purge_queue(self, name: str) -> None:
+        self.rabbitmqctl("purge_queue", name)
+
+    def delete_queue(self, name: str) -> None:
+        self.rabbitmqctl("delete_queue", name)
+
+    def log_tail(self, lines: int = 40) -> str:
+        texts = []
+        for path in (self.console_log_path, self.log_path):
+            with contextlib.suppress(OSError, BrokerProvisioningError):
+                texts.append(f"--- {path.name}\n" + _tail(path.read_text(errors="replace"), lines))
+        return "\n".join(texts) or "(no node log)"
+
+    # ------------------------------------------------------------------ internals
+
+    def _child_env(self) -> dict[str, str]:
+        base = self.base_dir
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("RABBITMQ_") and k not in _SCRUBBED_ENV
+        }
+        env.update(
+            {
+                # The Erlang cookie is created in and read from $HOME.
+                "HOME": str(base / "home"),
+                "ERL_EPMD_PORT": str(self._epmd_port),
+                "RABBITMQ_NODENAME": self.node_name,
+                "RABBITMQ_NODE_IP_ADDRESS": self._host,
+                "RABBITMQ_NODE_PORT": str(self._port),
+                "RABBITMQ_DIST_PORT": str(self._dist_port),
+                "RABBITMQ_MNESIA_BASE": str(base / "mnesia"),
+                "RABBITMQ_LOG_BASE": str(base / "log"),
+                "RABBITMQ_LOGS": str(self.log_path),
+                "RABBITMQ_PID_FILE": str(base / "rabbit.pid"),
+                "RABBITMQ_CONFIG_FILE": str(base / "rabbitmq.config"),
+                "RABBITMQ_ADVANCED_CONFIG_FILE": str(base / "advanced.config"),
+                "RABBITMQ_ENABLED_PLUGINS_FILE": str(base / "enabled_plugins"),
+                "RABBITMQ_CONF_ENV_FILE": str(base / "rabbitmq-env.conf"),
+                # Distribution only on loopback, like the AMQP listener.
+                "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": (
+                    "-kernel inet_dist_use_interface {127,0,0,1}"
+                ),
+            }
+        )
+        return env
+
+    def _write_files(self) -> None:
+        base = self.base_dir
+        for sub in ("home", "mnesia", "log"):
+            (base / sub).mkdir(parents=True, exist_ok=True)
+        definitions = base / "definitions.json"
+        definitions.write_text(
+            json.dumps(boot_definitions(self._username, self._password, self._queues), indent=2)
+        )
+        (base / "rabbitmq.config").write_text(node_config(definitions))
+        (base / "enabled_plugins").write_text("[rabbitmq_amqp1_0].\n")
+        (base / "rabbitmq-env.conf").write_text("# intentionally empty: see the environment\n")
+
+    def _launch_and_wait(self, timeout: float) -> str | None:
+        """Start epmd and the node; None when ready, else why not ("port-taken" retries)."""
+        self._write_files()
+        self._dist_port = free_port(self._host)
+        self._epmd_port = free_port(self._host)
+        epmd = find_epmd()
+        installation = self.fetch()
+        # Only what this attempt writes counts (a retry appends to the same files).
+        logs = {path: _size(path) for path in (self.log_path, self.console_log_path)}
+
+        def log_text() -> str:
+            return "".join(_read(path, offset) for path, offset in logs.items())
+
+        with self.console_log_path.open("ab") as out:
+            try:
+                proc = subprocess.Popen(
+                    ["sh", "-c", _LAUNCHER, "jmspy-rabbitmq", str(epmd), str(self._epmd_port)]
+                    + [str(installation.server_script)],
+                    cwd=self.base_dir,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=self._child_env(),
+                    # Own session and process group (the epmd's too): one signal reaches
+                    # the whole node, a Ctrl-C in the terminal does not, and it can
+                    # outlive us when detached.
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                return f"could not run {installation.server_script}: {exc}"
+        self._proc, self._pgid = proc, proc.pid
+        deadline = time.monotonic() + timeout
+        last_error = ""
+        while True:
+            text = log_text()
+            if _READY_LINE in text and port_accepts(self._host, self._port):
+                last_error = self._try_amqp10()
+                if not last_error:
+                    return None
+            exited = proc.poll() is not None
+            if exited and proc.returncode == _EPMD_FAILED:
+                self._abort()
+                if self._fixed_port:
+                    return f"could not start a private epmd on port {self._epmd_port}"
+                return "port-taken"
+            if exited or _BIND_FAILED.search(text):
+                # Give the logs a moment to receive the rest of the failure.
+                time.sleep(0.3)
+                text = log_text()
+                self._abort()
+                if _BIND_FAILED.search(text) and not self._fixed_port:
+                    return "port-taken"
+                why = f"exited with status {proc.returncode}" if exited else "could not listen"
+                return self._failure(f"RabbitMQ node {self.node_name} {why}", text)
+            if time.monotonic() >= deadline:
+                self._abort()
+                detail = f"; last AMQP 1.0 attempt: {last_error}" if last_error else ""
+                return self._failure(
+                    f"RabbitMQ was not ready on {self.url} within {timeout:.0f}s{detail}",
+                    log_text(),
+                )
+            time.sleep(0.1)
+
+    def _try_amqp10(self) -> str:
+        """'' when an authenticated AMQP 1.0 connection opens, else the error."""
+        try:
+            from proton.utils import BlockingConnection
+        except ImportError as exc:  # pragma: no cover - proton is a hard dependency
+            return f"python-qpid-proton is missing: {exc}"
+        try:
+            conn = BlockingConnection(
+                self.url,
+                user=self._username,
+                password=self._password,
+                allowed_mechs="PLAIN",
+                timeout=10,
+            )
+        except Exception as exc:  # any failure means "not yet"
+            return f"{type(exc).__name__}: {exc}"
+        with contextlib.suppress(Exception):
+            conn.close()
+        return ""
+
+    def _abort(self) -> None:
+        if self._pgid is not None:
+            _stop_group(self._pgid, 10.0, self._proc)
+        self._proc = None
+        self._pgid = None
+
+    def _failure(self, headline: str, log_text: str) -> str:
+        key = [
+            line.strip()
+            for line in log_text.splitlines()
+            if "[error]" in line or "[critical]" in line or "BOOT FAILED" in line
+        ][:8]
+        errors = ("\nnode errors:\n  " + "\n  ".join(key)) if key else ""
+        return (
+            f"{headline} (directory {self.base_dir}, log {self.log_path}){errors}\n"
+            f"last lines:\n{_tail(log_text, 15) or '(empty log)'}"
+        )
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _read(path: Path, offset: int = 0) -> str:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _stop_group(pgid: int, timeout: float, proc: subprocess.Popen[bytes] | None) -> bool:
+    return stop_process_group(pgid, timeout, reap=proc.poll if proc is not None else None)
+
+
+def _tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.splitlines()[-lines:])
