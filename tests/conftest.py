@@ -14,6 +14,13 @@ without having talked to a broker. ``JMSPY_REQUIRE_BROKER_TESTS=1`` (or
 ``--require-broker-tests``) additionally fails the session when no broker test ran or one
 was skipped.
 
+The ``rabbitmq`` fixture is a second, independent broker for RabbitMQ tests: the node at
+``JMSPY_RABBITMQ_URL`` (``JMSPY_RABBITMQ_USER`` / ``JMSPY_RABBITMQ_PASSWORD``, default
+admin/admin) when set, else a private RabbitMQ 3.x node of the installed ``rabbitmq-server``
+package (see jmspy.conformance.brokers.rabbitmq), started on first use and shared by the
+session. A missing package is an ERROR too. Tests using it under tests/broker count as
+broker tests like any other.
+
 The jmspy packages are imported inside the hooks, not at module level, so a broken import
 elsewhere in the package fails the tests that need it rather than every test.
 """
@@ -82,6 +89,7 @@ class _Tally:
     skipped: dict[str, str] = dataclasses.field(default_factory=dict)
     errored: set[str] = dataclasses.field(default_factory=set)
     info: BrokerInfo | None = None
+    rabbitmq_info: BrokerInfo | None = None
     prefetch_error: BaseException | None = None
     require_failure: str = ""
 
@@ -262,6 +270,54 @@ def broker(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
         local.stop()
 
 
+@pytest.fixture(scope="session")
+def rabbitmq(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
+    """A RabbitMQ 3.x broker with the AMQP 1.0 plugin (see the module docstring).
+
+    The local node also has the dead-letter exchange ``jmspy.dlx`` bound to the queue
+    ``jmspy.dlq`` and a policy dead-lettering queues named ``jmspy.dl.*`` to it;
+    ``info.broker.declare_queue(name, {"x-max-priority": 10})`` declares queues with
+    arguments, which AMQP 1.0 clients cannot do on 3.x.
+    """
+    tally = request.config.stash[_TALLY]
+    url = os.environ.get("JMSPY_RABBITMQ_URL", "").strip()
+    if url:
+        info = BrokerInfo(
+            url=url,
+            username=os.environ.get("JMSPY_RABBITMQ_USER", "admin"),
+            password=os.environ.get("JMSPY_RABBITMQ_PASSWORD", "admin"),
+            kind="rabbitmq",
+            version=os.environ.get("JMSPY_RABBITMQ_VERSION", "unknown version"),
+            source="external",
+        )
+        tally.rabbitmq_info = info
+        yield info
+        return
+
+    from jmspy.conformance.brokers import RabbitMQBroker
+
+    node = RabbitMQBroker()
+    try:
+        node.start()
+    except BaseException:
+        node.stop()
+        raise
+    try:
+        info = BrokerInfo(
+            url=node.url,
+            username=node.username,
+            password=node.password,
+            kind=node.kind,
+            version=node.version,
+            source="local",
+            broker=node,
+        )
+        tally.rabbitmq_info = info
+        yield info
+    finally:
+        node.stop()
+
+
 class _BrokerReportCounter:
     """Counts broker-test outcomes; a plugin object because the report hook gets no config."""
 
@@ -318,6 +374,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     info = tally.info
     if info is not None:
         target = f"{info.kind} {info.version} at {info.url}"
+    elif tally.rabbitmq_info is not None:
+        target = "RabbitMQ only (no Artemis broker was started)"
     else:
         target = "no broker (none was started)"
     line = f"jmspy broker tests: {len(tally.ran)} ran against {target}"
@@ -330,6 +388,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         line += f" ({', '.join(extras)})"
     terminalreporter.write_sep("-", "jmspy broker")
     terminalreporter.write_line(line)
+    rabbit = tally.rabbitmq_info
+    if rabbit is not None:
+        node = rabbit.broker
+        timings = getattr(node, "timings", {})
+        started = f", started in {timings['start']:.1f}s" if "start" in timings else ""
+        terminalreporter.write_line(
+            f"jmspy RabbitMQ tests used: rabbitmq {rabbit.version} at {rabbit.url} "
+            f"({rabbit.source}{started})"
+        )
     if tally.require_failure:
         terminalreporter.write_line(tally.require_failure, red=True, bold=True)
         for nodeid, reason in list(tally.skipped.items())[:10]:
