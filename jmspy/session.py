@@ -396,7 +396,10 @@ class Session:
             raise IllegalStateException(
                 f"cannot unsubscribe {name!r}: a consumer of this connection is still active on it"
             )
-        spec = LinkSpec(name=name, address=None, lookup=True)
+        # Qpid JMS's naming: without a client id only global shared subscriptions exist, and
+        # their first link is "<name>|global".
+        link_name = name if self._connection._client_id_fixed else f"{name}|global"
+        spec = LinkSpec(name=link_name, address=None, lookup=True)
         receiver = self._amqp.create_receiver(
             spec, 0, lambda payload: None, lambda inbound: None, lambda error: None
         )

@@ -142,11 +142,11 @@ def test_shared_durable_subscription_across_clients(
 @pytest.mark.xfail(
     strict=True,
     raises=jmspy.InvalidDestinationException,
-    reason="Session.unsubscribe(name) on a connection without client id looks up the link "
-    "'name', but a shared durable subscription made without client id is the link "
-    "'name|global' (Qpid JMS AmqpSubscriptionTracker.getFirstDurableSubscriptionLinkName, "
-    "which Qpid's unsubscribe uses); Artemis answers amqp:not-found 'Unknown subscription "
-    "link: name', while Qpid JMS's unsubscribe of the same subscription succeeds",
+    reason="Unsubscribing a global shared durable subscription (made without client id) "
+    "needs the lookup attach to desire the link capabilities 'shared' and 'global'; jmspy "
+    "looks up 'name|global' as Qpid JMS does, but proton-c cannot encode link-level desired "
+    "capabilities, so Artemis resolves the name as an unshared subscription and answers "
+    "amqp:not-found, while Qpid JMS's unsubscribe succeeds",
 )
 def test_python_unsubscribes_a_global_shared_durable_subscription(
     java: JavaClient, factory: Any, unique_name: str
