@@ -401,3 +401,37 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(tally.require_failure, red=True, bold=True)
         for nodeid, reason in list(tally.skipped.items())[:10]:
             terminalreporter.write_line(f"  skipped: {nodeid}: {reason}", red=True)
+
+
+# ---- fixtures shared by every directory of broker tests (broker/, interop/, conformance/) ----
+
+
+@pytest.fixture
+def unique_name(request: pytest.FixtureRequest) -> str:
+    """A queue/topic name no other test (or earlier run on the same broker) uses: the tests
+    share one broker, which keeps messages between runs."""
+    import re
+    import uuid
+
+    base = re.sub(r"[^A-Za-z0-9]+", "-", request.node.name).strip("-")[:40]
+    return f"jmspy-{base}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def factory(broker: BrokerInfo) -> Any:
+    """A ConnectionFactory for the session's broker."""
+    import jmspy
+
+    return jmspy.ConnectionFactory(
+        broker.url, broker.username, broker.password, connect_timeout=10000
+    )
+
+
+@pytest.fixture
+def connection(factory: Any) -> Iterator[Any]:
+    """A connection (created stopped), closed after the test whatever happens."""
+    conn = factory.createConnection()
+    try:
+        yield conn
+    finally:
+        conn.close()

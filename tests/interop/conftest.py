@@ -11,10 +11,7 @@ tally in ``tests/conftest.py`` counts them and ``JMSPY_REQUIRE_BROKER_TESTS`` co
 from __future__ import annotations
 
 import dataclasses
-import re
 import sys
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -93,29 +90,3 @@ def java(java_build: JavaBuild, broker: Any) -> JavaClient:
 
 # The broker tests' helpers live in tests/broker/conftest.py, which does not reach this
 # directory; these are the same fixtures.
-
-
-@pytest.fixture
-def unique_name(request: pytest.FixtureRequest) -> str:
-    """A queue/topic name no other test (or earlier run on the same broker) uses."""
-    base = re.sub(r"[^A-Za-z0-9]+", "-", request.node.name).strip("-")[:40]
-    return f"interop-{base}-{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture
-def factory(broker: Any) -> Any:
-    """A jmspy ConnectionFactory for the session's broker."""
-    import jmspy
-
-    return jmspy.ConnectionFactory(
-        broker.url, broker.username, broker.password, connect_timeout=10000
-    )
-
-
-@pytest.fixture
-def connection(factory: Any) -> Iterator[Any]:
-    conn = factory.createConnection()
-    try:
-        yield conn
-    finally:
-        conn.close()
