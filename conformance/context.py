@@ -1,0 +1,328 @@
+"""What a check runs against: the broker target, its probed capabilities, and helpers.
+
+A :class:`CheckContext` is made for every check run. It hands out connection factories for the
+broker (with the adapter chosen on the command line), unique destination names, the broker's
+address form of a destination, and a bare python-qpid-proton client (:mod:`.raw`); everything a
+check opens through it is closed when the check ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from jmspy.adapters import PROFILES, BrokerProfile, detect_profile
+from pydantic import BaseModel
+
+import jmspy
+
+from .model import CapabilityReport, CheckFailure
+from .raw import RawClient
+from .settings import NO_AUTO_CREATE_PREFIX
+
+__all__ = ["CAPABILITIES", "CheckContext", "Target", "probe_capabilities"]
+
+#: The capability vocabulary of the catalogue: what a rule's scenario may need from a broker.
+CAPABILITIES: dict[str, str] = {
+    "DELAYED_DELIVERY": "the broker delays delivery (offered on the connection, or the adapter "
+    "says so)",
+    "amqp:local-transactions": "the broker's transaction coordinator accepts local transactions",
+    "selectors": "the broker filters consumers by JMS selector",
+    "priority-ordering": "the broker orders a queue's backlog by priority",
+    "broker-redelivery": "the broker counts failed deliveries (modified(delivery-failed) raises "
+    "header.delivery-count)",
+    "redelivery-address-settings": "the broker runs with the suite's redelivery address settings "
+    "(only when the suite provisioned Artemis itself)",
+    "dead-letter-queue": "the suite knows where the broker puts dead letters and can read them "
+    "back by selector (Artemis: DLQ)",
+    "sole-connection-for-container": "the broker refuses a second connection with the same "
+    "client id",
+    "refused-destination": "the broker refuses sends to a missing address under jmspy.noauto. "
+    "(Artemis started with the suite's address settings; probed)",
+}
+
+T = TypeVar("T")
+
+
+class Target(BaseModel):
+    """One broker to run against: where it is and how the suite got it."""
+
+    label: str
+    kind: str
+    url: str
+    username: str | None = None
+    password: str | None = None
+    adapter: str | None = None  # jmspy.adapter for every factory; None: detected
+    version: str = ""
+    source: str = "external"  # provisioned | external | container
+    address_settings: bool = False  # started with ARTEMIS_TEST_ADDRESS_SETTINGS
+
+    def public_url(self) -> str:
+        """The URL without credentials or query (safe for reports)."""
+        return re.sub(r"//[^@/]*@", "//", self.url).split("?", 1)[0]
+
+
+def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]]:
+    """Connect once and decide which catalogue capabilities the broker has, each with why.
+
+    Returns the capabilities and facts for the report (product, version, adapter, offered).
+    Raises jmspy.JMSException when the broker cannot be reached.
+    """
+    factory = _factory(target, connect_timeout=10000, request_timeout=10000)
+    report = CapabilityReport()
+    facts: dict[str, Any] = {}
+    with factory.createConnection() as connection:
+        meta = connection.getMetaData()
+        offered = sorted(meta.getOfferedCapabilities())
+        product = meta.getBrokerProduct() or ""
+        facts.update(
+            product=product,
+            version=meta.getBrokerVersion() or "",
+            adapter=meta.getAdapter(),
+            offered=offered,
+        )
+        profile: BrokerProfile = PROFILES[meta.getAdapter()]
+        is_artemis = detect_profile({"product": product}, offered).name == "artemis"
+
+        def mark(name: str, present: bool, why: str) -> None:
+            (report.present if present else report.missing)[name] = why
+
+        if profile.supports_delayed_delivery(offered):
+            why = (
+                "DELAYED_DELIVERY offered on the connection"
+                if "DELAYED_DELIVERY" in offered
+                else f"adapter {profile.name} says the broker delays delivery"
+            )
+            mark("DELAYED_DELIVERY", True, why)
+        else:
+            why = (
+                f"adapter {profile.name} says the broker has no delayed delivery"
+                if profile.delay_form == "unsupported" or profile.delay_supported is False
+                else "the broker offers no DELAYED_DELIVERY capability"
+            )
+            mark("DELAYED_DELIVERY", False, why)
+        if not profile.transactions:
+            mark(
+                "amqp:local-transactions",
+                False,
+                f"adapter {profile.name} says the broker has no transaction coordinator",
+            )
+        else:
+            try:
+                connection.createSession(jmspy.SESSION_TRANSACTED).close()
+                mark("amqp:local-transactions", True, "a transaction was declared and discharged")
+            except jmspy.JMSException as exc:
+                mark("amqp:local-transactions", False, f"declaring a transaction failed: {exc}")
+        mark(
+            "selectors",
+            profile.filters_selectors,
+            f"adapter {profile.name}: "
+            + ("the broker filters by selector" if profile.filters_selectors else "no selectors"),
+        )
+        mark(
+            "priority-ordering",
+            profile.orders_by_priority,
+            f"adapter {profile.name}: "
+            + (
+                "the broker orders queues by priority"
+                if profile.orders_by_priority
+                else "priority ordering unknown"
+            ),
+        )
+        mark(
+            "broker-redelivery",
+            not profile.client_redelivery,
+            f"adapter {profile.name}: "
+            + (
+                "the client holds and counts failed deliveries itself"
+                if profile.client_redelivery
+                else "the broker counts failed deliveries"
+            ),
+        )
+        mark(
+            "redelivery-address-settings",
+            target.address_settings,
+            "started by the suite with the jmspy.rd.* address settings"
+            if target.address_settings
+            else "the suite did not start this broker, so its address settings are unknown",
+        )
+        mark(
+            "dead-letter-queue",
+            is_artemis,
+            "Artemis: rejected and exhausted messages go to DLQ (default address settings)"
+            if is_artemis
+            else "the suite does not know where this broker keeps dead letters",
+        )
+        mark(
+            "sole-connection-for-container",
+            "sole-connection-for-container" in offered,
+            "offered on the connection"
+            if "sole-connection-for-container" in offered
+            else "not offered on the connection",
+        )
+        probe = f"{NO_AUTO_CREATE_PREFIX}probe.{uuid.uuid4().hex[:8]}"
+        try:
+            session = connection.createSession()
+            session.createProducer(session.createQueue(probe)).close()
+            mark("refused-destination", False, f"a producer for {probe} was accepted")
+        except jmspy.InvalidDestinationException as exc:
+            mark("refused-destination", True, f"the broker refused {probe}: {exc}")
+        except jmspy.JMSException as exc:
+            mark("refused-destination", False, f"probing {probe} failed: {exc}")
+    return report, facts
+
+
+def _factory(target: Target, **options: Any) -> jmspy.ConnectionFactory:
+    if target.adapter:
+        options.setdefault("adapter", target.adapter)
+    options.setdefault("connect_timeout", 10000)
+    options.setdefault("close_timeout", 5000)
+    options.setdefault("request_timeout", 10000)
+    options.setdefault("send_timeout", 10000)
+    return jmspy.ConnectionFactory(target.url, target.username, target.password, **options)
+
+
+class CheckContext:
+    """Everything one check needs; closes what it opened in :meth:`close`."""
+
+    def __init__(
+        self,
+        target: Target,
+        capabilities: CapabilityReport,
+        check_id: str,
+        profile: BrokerProfile | None = None,
+    ) -> None:
+        self.target = target
+        self.capabilities = capabilities
+        self.check_id = check_id
+        self.profile = profile or PROFILES.get(target.adapter or "", PROFILES["generic"])
+        self.evidence: list[str] = []
+        self._closers: list[Callable[[], None]] = []
+        self._slug = re.sub(r"[^a-z0-9]+", "", check_id.lower())
+        self._names = 0
+
+    # ---- broker ------------------------------------------------------------------------
+
+    def has(self, capability: str) -> bool:
+        return self.capabilities.has(capability)
+
+    def factory(self, **options: Any) -> jmspy.ConnectionFactory:
+        """A ConnectionFactory for the broker (the chosen adapter, short timeouts)."""
+        return _factory(self.target, **options)
+
+    def connection(self, **options: Any) -> jmspy.Connection:
+        """A new connection, closed when the check ends."""
+        connection = self.factory(**options).createConnection()
+        self._closers.append(connection.close)
+        return connection
+
+    def context(self, *args: Any, **options: Any) -> jmspy.JMSContext:
+        """A new JMSContext, closed when the check ends."""
+        ctx = self.factory(**options).createContext(*args)
+        self._closers.append(ctx.close)
+        return ctx
+
+    def raw(self) -> RawClient:
+        """A bare AMQP client on the broker, closed when the check ends."""
+        client = RawClient(self.target.url, self.target.username, self.target.password)
+        self._closers.append(client.close)
+        return client
+
+    def name(self, tag: str = "q", prefix: str = "jmspy.cf.") -> str:
+        """A destination name no other check or earlier run uses."""
+        self._names += 1
+        return f"{prefix}{self._slug}.{tag}{self._names}.{uuid.uuid4().hex[:8]}"
+
+    def address(self, destination: jmspy.Destination) -> str:
+        """The broker's address for a destination (the adapter's prefixes applied)."""
+        if destination.is_topic:
+            return f"{self.profile.topic_prefix}{destination.getTopicName()}"  # type: ignore[attr-defined]
+        return f"{self.profile.queue_prefix}{destination.name}"
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        self._closers.append(closer)
+
+    def close(self) -> None:
+        while self._closers:
+            closer = self._closers.pop()
+            with contextlib.suppress(Exception):
+                closer()
+
+    # ---- observations ----------------------------------------------------------------------
+
+    def note(self, line: str) -> None:
+        """Evidence kept with the result whatever the outcome."""
+        self.evidence.append(line)
+
+    def expect(self, condition: bool, observed: Any, expected: Any, what: str = "") -> None:
+        if not condition:
+            prefix = f"{what}: " if what else ""
+            raise CheckFailure(f"{prefix}{_text(observed)}", f"{prefix}{_text(expected)}")
+
+    def expect_equal(self, observed: Any, expected: Any, what: str) -> None:
+        self.expect(observed == expected, observed, expected, what)
+
+    def expect_raises(
+        self,
+        exception: type[BaseException] | tuple[type[BaseException], ...],
+        call: Callable[[], Any],
+        what: str,
+        *,
+        rule_id: str | None = None,
+        error_code: str | None = None,
+        contains: str | None = None,
+    ) -> BaseException:
+        """Run ``call``; it must raise ``exception`` (with the rule id / error code given)."""
+        names = (
+            " or ".join(e.__name__ for e in exception)
+            if isinstance(exception, tuple)
+            else exception.__name__
+        )
+        expected = names + (f" with rule {rule_id}" if rule_id else "")
+        expected += f" and error code {error_code}" if error_code else ""
+        try:
+            result = call()
+        except exception as exc:
+            observed = f"{type(exc).__name__}: {exc}"
+            if rule_id is not None and getattr(exc, "rule_id", None) != rule_id:
+                raise CheckFailure(f"{what}: {observed} (rule {exc.rule_id})", expected) from exc  # type: ignore[attr-defined]
+            if error_code is not None and getattr(exc, "error_code", None) != error_code:
+                raise CheckFailure(
+                    f"{what}: {observed} (error code {getattr(exc, 'error_code', None)})",
+                    expected,
+                ) from exc
+            if contains is not None and contains not in str(exc):
+                raise CheckFailure(
+                    f"{what}: {observed}", f"{expected} naming {contains!r}"
+                ) from exc
+            self.note(f"{what}: {observed}")
+            return exc
+        except Exception as exc:
+            raise CheckFailure(f"{what}: {type(exc).__name__}: {exc}", expected) from exc
+        raise CheckFailure(f"{what}: returned {_text(result)} without raising", expected)
+
+    def wait_for(self, condition: Callable[[], bool], timeout: float, step: float = 0.01) -> bool:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() >= deadline:
+                return condition()
+            time.sleep(step)
+        return True
+
+    @contextlib.contextmanager
+    def timed(self) -> Iterator[Callable[[], float]]:
+        started = time.monotonic()
+        yield lambda: time.monotonic() - started
+
+
+def _text(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
