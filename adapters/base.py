@@ -50,6 +50,16 @@ class BrokerProfile(BaseModel):
     # Whether failed deliveries are redelivered by the client itself (held for the policy's
     # delay, counted locally) because the broker neither delays nor reliably counts them.
     client_redelivery: bool = False
+    # Whether the broker understands the modified outcome. RabbitMQ 3.x ends the session on
+    # one, so failed deliveries are released and undeliverable ones rejected instead.
+    modified_outcome: bool = True
+    # Whether the broker answers a drain (receiveNoWait and close use one). RabbitMQ 3.x's
+    # classic queues crash the session on drain=true.
+    drain: bool = True
+    anonymous_relay: bool = True
+    temporary_destinations: bool = True
+    durable_subscriptions: bool = True
+    browse: bool = True
     # Address prefixes (the same form on links and in `to`/`reply-to`).
     queue_prefix: str = ""
     topic_prefix: str = ""

@@ -17,9 +17,19 @@ PROFILE = BrokerProfile(
     client_redelivery=True,
     queue_prefix="/queue/",
     topic_prefix="/topic/",
-    notes="No delayed delivery; priority only on queues declared with x-max-priority; "
-    "header.ttl becomes the 0-9-1 expiration; rejected dead-letters to the queue's "
-    "dead-letter exchange (or drops); delivery-count is not maintained by 3.x.",
+    modified_outcome=False,
+    drain=False,
+    anonymous_relay=False,
+    temporary_destinations=False,
+    durable_subscriptions=False,
+    browse=False,
+    notes="Offers no capabilities; no delayed delivery (x-opt-delivery-time is ignored); "
+    "priority only on queues declared with x-max-priority (reach them as /amq/queue/NAME); "
+    "header.ttl is honoured; rejected dead-letters to the queue's dead-letter exchange (or "
+    "drops); released requeues; the modified outcome and drain end the session, so jmspy "
+    "releases or rejects instead and never drains; delivery-count is always 0 (the client "
+    "counts); selectors are not applied; no anonymous relay, dynamic nodes, durable "
+    "subscriptions or transactions.",
 )
 
 PROFILE_4X = BrokerProfile(

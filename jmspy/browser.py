@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ._amqp.codec import decode_message, node_address
-from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec
+from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from .destination import Queue
 from .errors import IllegalStateException, JMSException
 from .message import Message
@@ -50,6 +50,11 @@ class QueueBrowser:
         connection = self._session._connection
         options = connection.options
         adapter = connection.adapter
+        if not adapter.browse:
+            raise JMSException(
+                f"the broker ({adapter.title}) cannot browse: its 'copy' links still take "
+                "messages off the queue, so a QueueBrowser would consume them"
+            )
         address = node_address(self._queue, adapter.queue_prefix, adapter.topic_prefix)
         buffer: collections.deque[InboundDelivery] = collections.deque()
         arrived = threading.Condition()
@@ -82,6 +87,7 @@ class QueueBrowser:
             selector=self._selector,
             distribution_copy=True,
             presettled=True,
+            extra=link_profile(adapter),
         )
         receiver = self._session._amqp.create_receiver(
             spec, options.prefetch_for("browser"), decode, on_message, on_closed

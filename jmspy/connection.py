@@ -442,6 +442,11 @@ class Connection:
         from .destination import TemporaryQueue, TemporaryTopic
 
         amqp = self._ensure_open()
+        if not self.adapter.temporary_destinations:
+            raise JMSException(
+                f"the broker ({self.adapter.title}) does not support temporary destinations "
+                "(dynamic nodes)"
+            )
         with self._temp_lock:
             if self._internal_session is None:
                 self._internal_session = amqp.create_session()

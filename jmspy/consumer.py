@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._amqp.codec import decode_message, node_address
-from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec
+from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from .connection import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
@@ -212,6 +212,8 @@ class MessageConsumer:
                 durable=subscription.durable,
                 distribution_copy=subscription.durable,
             )
+
+        spec.extra.update(link_profile(adapter))
 
         def decode(payload: bytes) -> Message:
             return decode_message(

@@ -347,6 +347,12 @@ class Session:
             )
         if not name or not str(name).strip():
             raise JMSException(f"invalid subscription name {name!r}: must not be empty")
+        adapter = self._connection.adapter
+        if durable and not adapter.durable_subscriptions:
+            raise JMSException(
+                f"the broker ({adapter.title}) does not keep durable subscriptions: a "
+                "subscription queue would not survive the consumer"
+            )
         if durable and not shared and not self._connection._client_id_fixed:
             raise IllegalStateException(
                 "You must specify a unique clientID for the Connection to use a durable "

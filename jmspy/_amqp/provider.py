@@ -478,6 +478,11 @@ class AmqpConnection:
         self._close_completion.succeed(None)
 
 
+def link_profile(profile: Any) -> dict[str, Any]:
+    """The broker-profile facts a consumer link needs (LinkSpec.extra)."""
+    return {"modified_outcome": profile.modified_outcome, "drain": profile.drain}
+
+
 def _context_of(link: Link | None) -> _LinkBase | None:
     # proton keeps attributes set on its wrappers in the C object's record, so every wrapper
     # of the same link sees the context.
@@ -900,6 +905,9 @@ class AmqpReceiver(_LinkBase):
         self._credit_lock = threading.Lock()
         self._drain: Completion[None] | None = None
         self.open_deliveries: set[InboundDelivery] = set()
+        # From the broker profile (link_profile): whether modified and drain may be used.
+        self.modified_outcome = bool(spec.extra.get("modified_outcome", True))
+        self.drain_supported = bool(spec.extra.get("drain", True))
 
     def _remote_terminus(self) -> Any:
         return self.link.remote_source
@@ -1101,6 +1109,8 @@ class AmqpReceiver(_LinkBase):
         self.connection.submit(do_flow)
 
     def drain(self, timeout_ms: int, pull_one: bool = True) -> None:
+        if not self.drain_supported:
+            return  # the broker cannot drain: only what already arrived counts
         """Ask the peer to use up or return the outstanding credit now, and wait for it.
 
         Used by receiveNoWait/receive(timeout) so that messages sitting on the broker are
@@ -1189,6 +1199,9 @@ def _settle_now(
     delivery = inbound.delivery
     if inbound.receiver.failure is not None:
         return
+    if outcome == "modified" and not inbound.receiver.modified_outcome:
+        # The broker does not know the modified outcome: the nearest it understands.
+        outcome = "rejected" if undeliverable else "released"
     if txn_id is not None and outcome == "accepted":
         # transactional-state(txn-id, accepted): the acknowledgement takes effect at commit.
         delivery.local.data = [txn_id, Described(ulong(ACCEPTED_CODE), [])]
