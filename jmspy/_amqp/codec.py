@@ -324,7 +324,9 @@ def node_address(dest: Destination, queue_prefix: str | None, topic_prefix: str 
 def _address(dest: Destination, queue_prefix: str | None, topic_prefix: str | None) -> str:
     # Prefixes are per-broker naming conventions for permanent nodes; temporary nodes are named
     # by the broker and used verbatim.
-    if dest.is_temporary:
+    if dest.is_temporary or dest.address.startswith("/"):
+        # A name that already is a broker address form (e.g. RabbitMQ's /amq/queue/NAME for
+        # an existing queue) is used as given.
         return dest.address
     if queue_prefix and dest.is_queue:
         return queue_prefix + dest.address
