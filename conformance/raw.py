@@ -130,7 +130,7 @@ def parse_sections(payload: bytes) -> RawMessage:
         position += consumed
     data.rewind()
     while data.next() is not None:
-        section = data.get_object()
+        section = _plain(data.get_object())
         if not isinstance(section, Described):
             raise ValueError(f"a top-level {type(section).__name__} is not an AMQP section")
         descriptor = section.descriptor
@@ -149,6 +149,19 @@ def parse_sections(payload: bytes) -> RawMessage:
         elif name in ("data", "amqp-sequence", "amqp-value"):
             raw.body.append((name, value))
     return raw
+
+
+def _plain(value: Any) -> Any:
+    """proton hands binary values out as memoryview; make them bytes, recursively."""
+    if isinstance(value, memoryview):
+        return bytes(value)
+    if isinstance(value, Described):
+        return Described(value.descriptor, _plain(value.value))
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _fields(names: tuple[str, ...], values: Any) -> dict[str, Any]:

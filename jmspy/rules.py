@@ -881,9 +881,11 @@ _MORE_RULES = _rules(
     ),
     Rule(
         id="JMS-63",
-        title="Listener exceptions: immediate redelivery in AUTO, next message in CLIENT",
-        text="A listener that raises in AUTO_ACKNOWLEDGE gets the same message again at once "
-        "with JMSRedelivered=true; in CLIENT_ACKNOWLEDGE the next message is delivered.",
+        title="Listener exceptions: redelivery in AUTO, next message in CLIENT",
+        text="A listener that raises in AUTO_ACKNOWLEDGE gets the same message again with "
+        "JMSRedelivered=true (without delay unless a redelivery policy sets one; the broker "
+        "redelivers it, so messages already prefetched may come first, as with Qpid JMS, where "
+        "the spec says immediately); in CLIENT_ACKNOWLEDGE the next message is delivered.",
         source="JMS 2.0 section 8.7 (checklist 63)",
         level="client",
     ),
@@ -991,7 +993,6 @@ _MORE_RULES = _rules(
         "JMSXDeliveryCount = n + 1.",
         source=f"{AMQP_MAPPING} (qpid-jms.md 2.3)",
         level="wire",
-        capabilities=("broker-redelivery",),
     ),
     Rule(
         id="WM-11",
