@@ -52,7 +52,7 @@ def wm1(ctx: CheckContext) -> Verdict:
     for _, message in messages:
         producer.send(message)
     observed = []
-    for code, message in messages:
+    for _code, message in messages:
         received = _raw_one(ctx, raw, queue)
         value = received.annotations.get("x-opt-jms-msg-type")
         observed.append((type(message).__name__, amqp_type(value), value))
