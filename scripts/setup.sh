@@ -39,8 +39,8 @@ else
     "${build_pkgs[*]} and Java 17+" >&2
 fi
 
-step "pip install -e '.[dev]'"
-python -m pip install -e '.[dev]'
+step "pip install -e '.[dev,spark]'"
+python -m pip install -e '.[dev,spark]'
 
 step "python-qpid-proton has TLS"
 # A wheel built earlier on a machine without libssl-dev would be reused from pip's cache and

@@ -1,0 +1,61 @@
+"""Batch reads (``spark.read.format("jms")``), run inside one Spark task on an executor.
+
+``browse`` (the default) looks at a queue with a QueueBrowser and changes nothing, so Spark
+may run it again for every action. ``consume`` takes the messages: they are settled (a
+transaction commit, or an acknowledgement without transactions) once the task has handed
+every row to Spark, so a job that fails after that has consumed them (at most once with
+respect to the job); a task that fails before reading to the end settles nothing and the
+messages are delivered again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import jmspy
+
+from ._options import JmsOptionError, JmsOptions, use_transactions
+from ._rows import message_to_row
+from ._stream import open_consumer
+
+
+def browse_rows(opts: JmsOptions) -> Iterator[tuple[Any, ...]]:
+    destination = opts.require_destination()
+    if not isinstance(destination, jmspy.Queue):
+        raise JmsOptionError(
+            f"cannot browse {opts.destination}: only queues can be browsed; use mode=consume "
+            "for a durable subscription, or readStream"
+        )
+    with opts.factory().createConnection() as connection:
+        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        with session.createBrowser(destination, opts.selector) as browser:
+            for count, message in enumerate(browser.getEnumeration(), 1):
+                yield message_to_row(message)
+                if count >= opts.max_messages:
+                    return
+
+
+def consume_rows(opts: JmsOptions) -> Iterator[tuple[Any, ...]]:
+    with opts.factory().createConnection() as connection:
+        transacted = use_transactions(opts, connection)
+        session = connection.createSession(
+            jmspy.SESSION_TRANSACTED if transacted else jmspy.CLIENT_ACKNOWLEDGE
+        )
+        consumer = open_consumer(opts, session)
+        connection.start()
+        last: jmspy.Message | None = None
+        count = 0
+        while count < opts.max_messages:
+            message = consumer.receiveNoWait()
+            if message is None:
+                break
+            last = message
+            count += 1
+            yield message_to_row(message)
+        # Reached only when Spark took every row; an abandoned or failed task closes the
+        # connection with nothing settled.
+        if transacted:
+            session.commit()
+        elif last is not None:
+            last.acknowledge()

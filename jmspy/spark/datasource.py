@@ -1,0 +1,282 @@
+"""The ``jms`` Python data source for Spark 4.x (``pyspark.sql.datasource``).
+
+Where each piece runs (see the README section "Spark"):
+
+* ``JmsDataSource`` methods, ``JmsBatchReader.partitions``: driver-side planner processes;
+* ``JmsStreamReader`` offsets, ``partitions``, ``commit``, ``stop``: one runner process on the
+  driver per query run, which owns the consumer (``_stream.StreamConsumer``);
+* ``read`` and the writers' ``write``: executor Python workers.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import (
+    BinaryType,
+    ByteType,
+    IntegerType,
+    LongType,
+    MapType,
+    ShortType,
+    StringType,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from ._batch import browse_rows, consume_rows
+from ._options import JmsOptionError, JmsOptions
+from ._rows import READ_SCHEMA
+from ._stream import Offset, StreamConsumer
+from ._writer import RowWriter
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow as _AvailableNow
+else:
+    try:  # Spark 4.2+: admission control and Trigger.AvailableNow for Python sources
+        from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow as _AvailableNow
+    except ImportError:  # Spark 4.0 / 4.1
+
+        class _AvailableNow:
+            pass
+
+
+log = logging.getLogger("jmspy.spark")
+
+_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
+WRITE_TYPES: dict[str, tuple[type, ...]] = {
+    "body": (StringType, BinaryType),
+    "properties": (MapType,),
+    "priority": _INTEGRAL,
+    "time_to_live": _INTEGRAL,
+    "delivery_delay": _INTEGRAL,
+    "delivery_time": (TimestampType, TimestampNTZType),
+    "delivery_mode": _INTEGRAL,
+    "correlation_id": (StringType,),
+    "type": (StringType,),
+    "group_id": (StringType,),
+    "destination": (StringType,),
+}
+
+
+class JmsDataSource(DataSource):
+    """``format("jms")``: read a queue, topic or durable subscription; write to any of them."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "jms"
+
+    def schema(self) -> str:
+        return READ_SCHEMA
+
+    def _opts(self) -> JmsOptions:
+        return JmsOptions.parse(self.options)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        opts = self._opts()
+        opts.require_destination()
+        return JmsBatchReader(opts)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        opts = self._opts()
+        opts.require_destination()
+        return JmsStreamReader(opts)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        opts = self._opts()
+        _check_overwrite(overwrite)
+        return JmsBatchWriter(_row_writer(opts, schema), opts.write_id or uuid.uuid4().hex)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        opts = self._opts()
+        _check_overwrite(overwrite)
+        return JmsStreamWriter(_row_writer(opts, schema), opts.write_id)
+
+
+def _check_overwrite(overwrite: bool) -> None:
+    if overwrite:
+        raise JmsOptionError(
+            "a JMS destination can only be appended to: use mode('append') / outputMode('append')"
+        )
+
+
+def _row_writer(opts: JmsOptions, schema: StructType) -> RowWriter:
+    writer = RowWriter(opts, schema.names)  # checks the column names
+    for field in schema.fields:
+        allowed = WRITE_TYPES[field.name]
+        if not isinstance(field.dataType, allowed):
+            kinds = " or ".join(k.typeName() for k in allowed)  # type: ignore[attr-defined]
+            raise JmsOptionError(
+                f"column {field.name!r} is {field.dataType.simpleString()}; "
+                f"format 'jms' needs {kinds}"
+            )
+    return writer
+
+
+# ---- reading ---------------------------------------------------------------------------------
+
+
+class JmsBatchReader(DataSourceReader):
+    """One partition: a QueueBrowser (mode=browse) or a consumer (mode=consume)."""
+
+    def __init__(self, opts: JmsOptions) -> None:
+        self.opts = opts
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [InputPartition(0)]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        rows = browse_rows if self.opts.read_mode == "browse" else consume_rows
+        yield from rows(self.opts)
+
+
+class JmsStreamReader(DataSourceStreamReader, _AvailableNow):
+    """Micro-batch source; at-least-once (see ``_stream`` for how settlement follows Spark's
+    commit log). ``__init__`` holds only options: it also runs in a planner process, and the
+    executors get a pickled copy."""
+
+    def __init__(self, opts: JmsOptions) -> None:
+        self.opts = opts
+        self._consumer: StreamConsumer | None = None
+        self._last_end: Offset | None = None  # Spark < 4.2 calls latestOffset() without start
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_consumer"] = None
+        return state
+
+    def _ensure(self) -> StreamConsumer:
+        if self._consumer is None:
+            self._consumer = StreamConsumer(self.opts)
+            _close_on_sigterm(self._consumer)
+        return self._consumer
+
+    def initialOffset(self) -> Offset:
+        return self._ensure().offset(0)
+
+    def getDefaultReadLimit(self) -> Any:
+        from pyspark.sql.streaming.datasource import ReadMaxRows
+
+        return ReadMaxRows(self.opts.max_messages_per_trigger)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._ensure().prepare_available_now()
+
+    def latestOffset(self, start: Offset | None = None, limit: Any = None) -> Offset:
+        consumer = self._ensure()
+        if start is None:
+            start = self._last_end or consumer.offset(0)
+        max_rows = getattr(limit, "max_rows", None) or self.opts.max_messages_per_trigger
+        end = consumer.latest(start, min(max_rows, self.opts.max_messages_per_trigger))
+        self._last_end = end if end is not None else start
+        return self._last_end
+
+    def partitions(self, start: Offset, end: Offset) -> Sequence[InputPartition]:
+        rows = self._ensure().rows_between(start, end)
+        size = self.opts.rows_per_partition
+        return [InputPartition(rows[i : i + size]) for i in range(0, len(rows), size)]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
+        return iter(partition.value)
+
+    def commit(self, end: Offset) -> None:
+        consumer = self._consumer
+        if consumer is not None and consumer.owns(end):
+            consumer.acknowledge_through(consumer.position(end))
+
+    def stop(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+
+
+def _close_on_sigterm(consumer: StreamConsumer) -> None:
+    """Spark often ends the runner with SIGTERM instead of calling stop(): close the
+    connection first (a bounded wait), so the broker gets the unacknowledged messages back
+    at once and counts the attempt."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_term(signum: int, frame: Any) -> None:
+        closer = threading.Thread(target=consumer.close, name="jmspy-spark-close", daemon=True)
+        closer.start()
+        closer.join(5.0)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, on_term)
+
+
+# ---- writing ---------------------------------------------------------------------------------
+
+
+@dataclass
+class JmsCommitMessage(WriterCommitMessage):
+    partition: int
+    sent: int
+
+
+def _task_row_prefix(write_id: str | None) -> tuple[str, int]:
+    """``<write id>:<batch>:<partition>`` for this task; the write id of a streaming query is
+    its id, which stays the same across restarts from the checkpoint."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context is None:
+        return f"{write_id or 'local'}:0:0", 0
+    query = context.getLocalProperty("sql.streaming.queryId")
+    batch = context.getLocalProperty("streaming.sql.batchId")
+    partition = context.partitionId()
+    return f"{write_id or query or 'write'}:{batch or 0}:{partition}", partition
+
+
+class JmsBatchWriter(DataSourceWriter):
+    def __init__(self, writer: RowWriter, write_id: str) -> None:
+        self.writer = writer
+        self.write_id = write_id
+
+    def write(self, iterator: Iterator[Any]) -> JmsCommitMessage:
+        prefix, partition = _task_row_prefix(self.write_id)
+        return JmsCommitMessage(partition, self.writer.write(iterator, prefix))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        sent = sum(m.sent for m in messages if isinstance(m, JmsCommitMessage))
+        log.info("write %s: %d messages sent", self.write_id, sent)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        sent = sum(m.sent for m in messages if isinstance(m, JmsCommitMessage))
+        log.warning(
+            "write %s aborted; %d messages of finished tasks were sent", self.write_id, sent
+        )
+
+
+class JmsStreamWriter(DataSourceStreamWriter):
+    def __init__(self, writer: RowWriter, write_id: str | None) -> None:
+        self.writer = writer
+        self.write_id = write_id
+
+    def write(self, iterator: Iterator[Any]) -> JmsCommitMessage:
+        prefix, partition = _task_row_prefix(self.write_id)
+        return JmsCommitMessage(partition, self.writer.write(iterator, prefix))
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        sent = sum(m.sent for m in messages if isinstance(m, JmsCommitMessage))
+        log.debug("batch %d: %d messages sent", batchId, sent)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        log.warning("batch %d aborted; rows of finished tasks were sent", batchId)

@@ -1,0 +1,342 @@
+"""The source's receiving side driven directly (no Spark) against the real broker.
+
+The calls follow the order Spark's micro-batch engine uses (see jmspy/spark/_stream.py):
+``latestOffset(start)`` for batch N+1 comes before ``commit(end of N)``, and the batch that
+ended at ``start`` is in the checkpoint's commit log when ``latestOffset(start)`` runs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+import jmspy
+from jmspy.spark import JmsOptionError, JmsOptions
+from jmspy.spark._batch import browse_rows, consume_rows
+from jmspy.spark._rows import READ_COLUMNS
+from jmspy.spark._stream import StreamConsumer
+
+COLUMNS = [name for name, _ in READ_COLUMNS]
+
+
+def send_texts(factory: Any, destination: str, count: int, prefix: str = "m") -> list[str]:
+    """Send ``count`` text messages; returns their JMSMessageIDs in send order."""
+    ids = []
+    with factory.createConnection() as connection:
+        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        producer = session.createProducer(session.createQueue(destination))
+        for i in range(count):
+            message = session.createTextMessage(f"{prefix}{i}")
+            producer.send(message)
+            ids.append(message.getJMSMessageID())
+    return ids
+
+
+def queue_depth(factory: Any, queue: str) -> int:
+    """Messages still on the queue, counted by browsing (acknowledged ones are gone)."""
+    with factory.createConnection() as connection:
+        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        with session.createBrowser(session.createQueue(queue)) as browser:
+            return sum(1 for _ in browser.getEnumeration())
+
+
+def drain(factory: Any, queue: str) -> list[jmspy.Message]:
+    with factory.createConnection() as connection:
+        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        consumer = session.createConsumer(session.createQueue(queue))
+        connection.start()
+        received = []
+        while (message := consumer.receive(1000)) is not None:
+            received.append(message)
+        return received
+
+
+def options(jms_options: dict[str, str], **extra: str) -> JmsOptions:
+    return JmsOptions.parse({**jms_options, **extra})
+
+
+def row_dict(row: tuple[Any, ...]) -> dict[str, Any]:
+    return dict(zip(COLUMNS, row, strict=True))
+
+
+def test_batches_are_acknowledged_only_once_spark_recorded_them(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    ids = send_texts(factory, unique_name, 10)
+    consumer = StreamConsumer(options(jms_options, destination=unique_name))
+    try:
+        start = consumer.offset(0)
+        end1 = consumer.latest(start, 4)
+        assert end1 == consumer.offset(4)
+        batch1 = consumer.rows_between(start, end1)
+        assert [row_dict(r)["message_id"] for r in batch1] == ids[:4]
+        assert consumer.acknowledged == 0
+
+        # Spark plans batch 2 (after writing commits/0), then calls commit(end of batch 1).
+        end2 = consumer.latest(end1, 4)
+        assert end2 == consumer.offset(8)
+        assert consumer.acknowledged == 4
+        assert consumer.acknowledge_through(4) is False  # batch 2 is not recorded yet
+        assert [row_dict(r)["text"] for r in consumer.rows_between(end1, end2)] == [
+            f"m{i}" for i in range(4, 8)
+        ]
+    finally:
+        consumer.close()
+    # Batch 2 was planned but never recorded, and m8, m9 were only prefetched: all back.
+    assert sorted(m.getJMSMessageID() for m in drain(factory, unique_name)) == sorted(ids[4:])
+
+
+def test_commit_of_an_idle_stream_acknowledges(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    send_texts(factory, unique_name, 5)
+    consumer = StreamConsumer(options(jms_options, destination=unique_name))
+    try:
+        end = consumer.latest(consumer.offset(0), 10)
+        assert end == consumer.offset(5)
+        # commit(end) with nothing received after end: acknowledged at once.
+        assert consumer.acknowledge_through(5) is True
+        assert consumer.rows_between(consumer.offset(0), end) == []  # rows released
+        # No new data: latestOffset returns None (the reader then returns start unchanged).
+        assert consumer.latest(end, 10) is None
+    finally:
+        consumer.close()
+    assert drain(factory, unique_name) == []
+
+
+@pytest.mark.parametrize("transacted", ["true", "false"])
+def test_restart_loses_nothing_and_replays_of_a_dead_process_are_empty(
+    factory: Any, jms_options: dict[str, str], unique_name: str, transacted: str
+) -> None:
+    ids = send_texts(factory, unique_name, 6)
+    opts = options(jms_options, destination=unique_name, transacted=transacted)
+    first = StreamConsumer(opts)
+    end1 = first.latest(first.offset(0), 3)
+    end2 = first.latest(end1, 3)  # batch 1 recorded and acknowledged; batch 2 planned
+    assert end2 is not None and first.acknowledged == 3
+    first.close()  # stopped before batch 2 was recorded
+
+    second = StreamConsumer(opts)
+    try:
+        # Spark replays batch 2 (planned by the dead process): it comes back empty ...
+        assert second.rows_between(end1, end2) == []
+        # ... and its messages come back as new deliveries in the next batch, marked.
+        end3 = second.latest(end2, 10)
+        rows = [row_dict(r) for r in second.rows_between(end2, end3)]
+        assert [r["message_id"] for r in rows] == ids[3:]
+        assert all(r["redelivered"] and r["delivery_count"] == 2 for r in rows)
+        assert second.latest(end3, 10) is None
+    finally:
+        second.close()
+    assert queue_depth(factory, unique_name) == 0
+
+
+def test_killed_runner_loses_nothing(
+    factory: Any, broker: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    """A process that dies with a batch planned (no close, no SIGTERM handler) gives the
+    broker its unsettled messages back. The settled batch stays settled (a transaction
+    commit is confirmed by the broker). Whether the copies are marked JMSRedelivered depends
+    on whether the broker had seen them accepted in the open transaction before the process
+    died, so the JMSMessageID is what identifies them."""
+    ids = send_texts(factory, unique_name, 5)
+    script = textwrap.dedent(
+        f"""
+        import os
+        from jmspy.spark import JmsOptions
+        from jmspy.spark._stream import StreamConsumer
+        opts = JmsOptions.parse({dict(jms_options, destination=unique_name)!r})
+        consumer = StreamConsumer(opts)
+        end1 = consumer.latest(consumer.offset(0), 2)
+        end2 = consumer.latest(end1, 2)
+        print(consumer.acknowledged, flush=True)
+        os._exit(9)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 9, result.stderr
+    assert result.stdout.strip() == "2"
+    rest = drain(factory, unique_name)
+    assert sorted(m.getJMSMessageID() for m in rest) == sorted(ids[2:])
+
+
+def test_available_now_stops_when_the_destination_is_empty(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    send_texts(factory, unique_name, 7)
+    consumer = StreamConsumer(options(jms_options, destination=unique_name))
+    try:
+        consumer.prepare_available_now()
+        offsets = [consumer.offset(0)]
+        while (end := consumer.latest(offsets[-1], 3)) is not None:
+            offsets.append(end)
+        assert [o["n"] for o in offsets] == [0, 3, 6, 7]
+        send_texts(factory, unique_name, 2, prefix="late")
+        assert consumer.latest(offsets[-1], 3) is None  # the run is over
+    finally:
+        consumer.close()
+    assert [m.getText() for m in drain(factory, unique_name)] == ["late0", "late1"]
+
+
+def test_rows_carry_body_headers_and_properties(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    with factory.createConnection() as connection:
+        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        queue = session.createQueue(unique_name)
+        producer = session.createProducer(queue)
+        text = session.createTextMessage("héllo")
+        text.setJMSCorrelationID("corr-1")
+        text.setJMSType("order")
+        text.setJMSReplyTo(session.createTopic("replies"))
+        text.setStringProperty("JMSXGroupID", "g1")
+        text.setIntProperty("count", 3)
+        text.setBooleanProperty("flag", True)
+        producer.send(text, jmspy.DeliveryMode.NON_PERSISTENT, 7, 60_000)
+        data = session.createBytesMessage()
+        data.writeBytes(b"\x00\x01")
+        producer.send(data)
+        mapped = session.createMapMessage()
+        mapped.setInt("a", 1)
+        producer.send(mapped)
+        stream = session.createStreamMessage()
+        stream.writeString("x")
+        stream.writeInt(2)
+        producer.send(stream)
+        producer.send(session.createObjectMessage({"k": 1}))
+        producer.send(session.createMessage())
+        sent_ids = [text.getJMSMessageID()]
+    consumer = StreamConsumer(options(jms_options, destination=unique_name))
+    try:
+        end = consumer.latest(consumer.offset(0), 10)
+        rows = [row_dict(r) for r in consumer.rows_between(consumer.offset(0), end)]
+    finally:
+        consumer.close()
+    first = rows[0]
+    assert first["message_id"] == sent_ids[0]
+    assert (first["body"], first["text"], first["message_type"]) == (
+        "héllo".encode(),
+        "héllo",
+        "text",
+    )
+    assert first["correlation_id"] == "corr-1" and first["type"] == "order"
+    assert (first["priority"], first["delivery_mode"]) == (7, jmspy.DeliveryMode.NON_PERSISTENT)
+    assert first["reply_to"] == "topic://replies"
+    assert first["destination"] == f"queue://{unique_name}"
+    assert first["group_id"] == "g1"
+    assert first["properties"] == {"count": "3", "flag": "true"}
+    lifetime = first["expiration"] - first["timestamp"]
+    assert lifetime.total_seconds() == pytest.approx(60, abs=0.01)
+    assert first["delivery_time"] == first["timestamp"]
+    assert (first["redelivered"], first["delivery_count"]) == (False, 1)
+    kinds = [(r["message_type"], r["body"], r["text"]) for r in rows[1:]]
+    assert kinds[0] == ("bytes", b"\x00\x01", None)
+    assert kinds[1] == ("map", b'{"a": 1}', None)
+    assert kinds[2] == ("stream", b'["x", 2]', None)
+    assert kinds[3][0] == "object" and isinstance(kinds[3][1], bytes)
+    assert kinds[4] == ("message", None, None)
+
+
+def test_durable_subscription_keeps_what_was_published_while_stopped(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    opts = options(
+        jms_options,
+        destination=f"topic://{unique_name}",
+        clientId=f"{unique_name}-client",
+        subscription="spark",
+    )
+
+    def publish(*texts: str) -> None:
+        with factory.createConnection() as connection:
+            session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+            producer = session.createProducer(session.createTopic(unique_name))
+            for text in texts:
+                producer.send(session.createTextMessage(text))
+
+    first = StreamConsumer(opts)  # creates the subscription
+    end = first.latest(first.offset(0), 10)
+    assert end is None
+    publish("a", "b")
+    end = first.latest(first.offset(0), 10)
+    assert [r[1] for r in first.rows_between(first.offset(0), end)] == ["a", "b"]
+    assert first.latest(end, 10) is None  # acknowledges a and b
+    first.close()
+
+    publish("c")  # nobody connected: the durable subscription keeps it
+    second = StreamConsumer(opts)
+    try:
+        end = second.latest(second.offset(0), 10)
+        assert [r[1] for r in second.rows_between(second.offset(0), end)] == ["c"]
+        assert second.latest(end, 10) is None
+    finally:
+        second.close()
+    with factory.createConnection() as connection:
+        connection.setClientID(f"{unique_name}-client")
+        connection.createSession(jmspy.AUTO_ACKNOWLEDGE).unsubscribe("spark")
+
+
+def test_selector_filters_on_the_broker(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    with factory.createConnection() as connection:
+        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        producer = session.createProducer(session.createQueue(unique_name))
+        for i in range(6):
+            message = session.createTextMessage(f"m{i}")
+            message.setIntProperty("i", i)
+            producer.send(message)
+    consumer = StreamConsumer(options(jms_options, destination=unique_name, selector="i >= 4"))
+    try:
+        end = consumer.latest(consumer.offset(0), 10)
+        assert [r[1] for r in consumer.rows_between(consumer.offset(0), end)] == ["m4", "m5"]
+    finally:
+        consumer.close()
+
+
+def test_batch_browse_changes_nothing_and_consume_acknowledges_at_the_end(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    send_texts(factory, unique_name, 5)
+    opts = options(jms_options, destination=unique_name)
+    assert [r[1] for r in browse_rows(opts)] == [f"m{i}" for i in range(5)]
+    assert len(list(browse_rows(options(jms_options, destination=unique_name, maxMessages="2"))))
+    assert queue_depth(factory, unique_name) == 5
+
+    consuming = options(jms_options, destination=unique_name, mode="consume")
+    abandoned = consume_rows(consuming)
+    assert next(abandoned)[1] == "m0"
+    abandoned.close()  # a task that stops early acknowledges nothing
+    assert queue_depth(factory, unique_name) == 5
+
+    rows = list(consume_rows(consuming))
+    assert sorted(r[1] for r in rows) == [f"m{i}" for i in range(5)]
+    assert queue_depth(factory, unique_name) == 0
+
+
+@pytest.mark.parametrize(
+    ("given", "complaint"),
+    [
+        ({}, "'url' is required"),
+        ({"url": "amqp://h", "colour": "red"}, "unknown option 'colour'"),
+        ({"url": "amqp://h", "maxMessagesPerTrigger": "0"}, "maxMessagesPerTrigger"),
+        ({"url": "amqp://h", "destination": "exchange://x"}, "queue://name or topic://name"),
+        ({"url": "amqp://h", "destination": "topic://t", "subscription": "s"}, "clientId"),
+        ({"url": "amqp://h", "mode": "steal"}, "browse or consume"),
+        ({"url": "amqp://h", "duplicateDetection": "true", "transacted": "true"}, "exclude"),
+    ],
+)
+def test_option_errors_name_the_option(given: dict[str, str], complaint: str) -> None:
+    with pytest.raises(JmsOptionError, match=complaint):
+        JmsOptions.parse(given)
+
+
+def test_password_is_not_in_repr() -> None:
+    opts = JmsOptions.parse({"url": "amqp://h", "user": "u", "password": "s3cret"})
+    assert "s3cret" not in repr(opts)
