@@ -243,7 +243,14 @@ class MessageConsumer:
         with self._cv:
             self._buffer.append(inbound)
             self._cv.notify()
-        if self._listener is not None or self._batch_listener is not None:
+            buffered = len(self._buffer)
+        if self._listener is not None:
+            self._session._signal_ready(self)
+        elif self._batch_listener is not None and (
+            buffered == 1 or buffered % self._batch_size == 0
+        ):
+            # A batch consumer needs waking only when a batch starts (to time it) or fills;
+            # after each batch the dispatcher re-signals while messages remain.
             self._session._signal_ready(self)
 
     def _on_link_closed(self, error: JMSException) -> None:
