@@ -9,10 +9,11 @@ check opens through it is closed when the check ends.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from jmspy.adapters import PROFILES, BrokerProfile, detect_profile
@@ -20,8 +21,8 @@ from pydantic import BaseModel
 
 import jmspy
 
-from .model import CapabilityReport, CheckFailure
-from .raw import RawClient
+from .model import CapabilityReport, CheckFailure, Verdict, deviation, passed
+from .raw import RawClient, RawMessage, parse_sections, payload_from_trace
 from .settings import NO_AUTO_CREATE_PREFIX
 
 __all__ = ["CAPABILITIES", "CheckContext", "Target", "probe_capabilities"]
@@ -204,6 +205,8 @@ class CheckContext:
         self._closers: list[Callable[[], None]] = []
         self._slug = re.sub(r"[^a-z0-9]+", "", check_id.lower())
         self._names = 0
+        self._frames: list[str] | None = None
+        self.deviations: list[tuple[str, str, str]] = []
 
     # ---- broker ------------------------------------------------------------------------
 
@@ -225,6 +228,83 @@ class CheckContext:
         ctx = self.factory(**options).createContext(*args)
         self._closers.append(ctx.close)
         return ctx
+
+    def traced_connection(self, **options: Any) -> jmspy.Connection:
+        """A connection whose outgoing frames are recorded (``amqp.traceFrames``), so a wire
+        check can tell what jmspy sent from what the broker delivered."""
+        if self._frames is None:
+            self._frames = []
+            frames = self._frames
+
+            class Capture(logging.Handler):
+                def emit(self, record: logging.LogRecord) -> None:
+                    frames.append(record.getMessage())
+
+            logger = logging.getLogger("jmspy.frames")
+            handler = Capture(logging.DEBUG)
+            saved = (logger.level, logger.propagate)
+            logger.setLevel(logging.DEBUG)
+            logger.propagate = False
+            logger.addHandler(handler)
+
+            def restore() -> None:
+                logger.removeHandler(handler)
+                logger.setLevel(saved[0])
+                logger.propagate = saved[1]
+
+            self._closers.insert(0, restore)
+        return self.connection(**{"amqp.traceFrames": True, **options})
+
+    def sent_messages(self) -> list[RawMessage | None]:
+        """Every message the traced connections sent so far, in order (None where the trace
+        cannot give the exact bytes, e.g. a payload too large for it)."""
+        out: list[RawMessage | None] = []
+        for line in list(self._frames or []):
+            if "-> @transfer" not in line:
+                continue
+            payload = payload_from_trace(line)
+            out.append(None if payload is None else parse_sections(payload))
+        return out
+
+    def expect_wire(
+        self,
+        what: str,
+        extract: Callable[[Sequence[RawMessage]], Any],
+        received: Sequence[RawMessage],
+        sent: Sequence[RawMessage | None],
+        expected: Any,
+    ) -> None:
+        """Compare what the broker delivered with the expectation; on a mismatch, look at what
+        jmspy itself wrote: right there means the broker changed it (a deviation, recorded),
+        wrong there is a failure."""
+        observed = extract(received)
+        if observed == expected:
+            return
+        if len(sent) != len(received) or any(m is None for m in sent):
+            raise CheckFailure(
+                f"{what}: delivered {_text(observed)} (what jmspy sent was not captured)",
+                f"{what}: {_text(expected)}",
+            )
+        by_client = extract([m for m in sent if m is not None])
+        if by_client != expected:
+            self.note(f"delivered by the broker: {_text(observed)}")
+            raise CheckFailure(f"{what}: jmspy sent {_text(by_client)}", f"{_text(expected)}")
+        self.deviations.append((what, _text(observed), _text(expected)))
+        self.note(
+            f"{what}: jmspy sent {_text(by_client)} as expected; the broker delivered "
+            f"{_text(observed)}"
+        )
+
+    def verdict(self, summary: str) -> Verdict:
+        """Passed, or a broker deviation when :meth:`expect_wire` recorded any."""
+        if not self.deviations:
+            return passed(summary)
+        whats = "; ".join(d[0] for d in self.deviations)
+        return deviation(
+            f"jmspy sent the expected mapping but the broker altered it ({whats})",
+            observed="; ".join(f"{w}: {o}" for w, o, _ in self.deviations),
+            expected="; ".join(f"{w}: {e}" for w, _, e in self.deviations),
+        )
 
     def raw(self) -> RawClient:
         """A bare AMQP client on the broker, closed when the check ends."""

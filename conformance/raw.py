@@ -11,14 +11,14 @@ mapping checks.
 from __future__ import annotations
 
 import dataclasses
-import threading
+import re
 from typing import Any
 
-from proton import Data, Delivery, Described, Endpoint, Handler, Message, symbol
+from proton import Data, Delivery, Described, Handler, Message, symbol
 from proton.reactor import LinkOption
 from proton.utils import BlockingConnection
 
-__all__ = ["RawClient", "RawMessage", "parse_sections"]
+__all__ = ["RawClient", "RawMessage", "parse_sections", "payload_from_trace"]
 
 HEADER_FIELDS = ("durable", "priority", "ttl", "first-acquirer", "delivery-count")
 PROPERTY_FIELDS = (
@@ -164,6 +164,30 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_TRACED_TRANSFER = re.compile(
+    r"-> @transfer\(20\) \[(?P<fields>[^\]]*)\] \((?P<size>\d+)\) (?P<payload>.*)$"
+)
+_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
+
+
+def payload_from_trace(line: str) -> bytes | None:
+    """The payload of an outgoing single-frame transfer in a proton frame-trace line (what
+    ``amqp.traceFrames`` logs), or None for other frames and for truncated or split payloads.
+
+    proton prints printable ASCII as is and every other byte (backslash and quote included) as
+    ``\\xHH``, so the text decodes back to the exact bytes.
+    """
+    match = _TRACED_TRANSFER.search(line)
+    if match is None or "more=true" in match.group("fields") or line.endswith("(truncated)"):
+        return None
+    try:
+        encoded = match.group("payload").encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    payload = _ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), encoded)
+    return payload if len(payload) == int(match.group("size")) else None
+
+
 def _fields(names: tuple[str, ...], values: Any) -> dict[str, Any]:
     """The non-null fields of a composite (list) section, by name."""
     out: dict[str, Any] = {}
@@ -220,9 +244,9 @@ class RawClient:
         options: dict[str, Any] = {}
         if user is not None:
             options.update(user=user, password=password or "", allowed_mechs="PLAIN")
-        self._lock = threading.Lock()
         self._connection = BlockingConnection(url, timeout=timeout, **options)
         self._receivers: dict[tuple[str, str], tuple[Any, _Collector]] = {}
+        self._senders: dict[tuple[str, str], Any] = {}
 
     def _receiver(self, address: str, kind: str) -> tuple[Any, _Collector]:
         key = (address, kind)
@@ -276,13 +300,15 @@ class RawClient:
         return parse_sections(payload)
 
     def send(self, address: str, message: Message, *, kind: str = "queue") -> None:
-        """Send ``message`` and wait for the broker to accept it."""
-        options = [TerminusCapabilities(kind)] if kind else []
-        sender = self._connection.create_sender(address, options=options)
-        try:
-            sender.send(message)
-        finally:
-            sender.close()
+        """Send ``message`` and wait for the broker to accept it (links are kept open: some
+        brokers answer a sender's detach slowly)."""
+        key = (address, kind)
+        sender = self._senders.get(key)
+        if sender is None:
+            options = [TerminusCapabilities(kind)] if kind else []
+            sender = self._connection.create_sender(address, options=options)
+            self._senders[key] = sender
+        sender.send(message)
 
     def _pump(self) -> None:
         """Let the connection write the dispositions just made."""
@@ -292,11 +318,9 @@ class RawClient:
             pass
 
     def close(self) -> None:
+        # Closing the connection ends every link; waiting for each detach is not needed.
         connection = self._connection
         try:
-            for receiver, _ in self._receivers.values():
-                if receiver.link.state & Endpoint.LOCAL_ACTIVE:
-                    receiver.link.close()
             connection.close()
         except Exception:
             pass

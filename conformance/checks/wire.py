@@ -31,8 +31,8 @@ def _raw_one(ctx: CheckContext, raw: Any, destination: Any, kind: str = "queue")
 
 
 def _setup(ctx: CheckContext) -> tuple[Any, Any, Any, Any]:
-    """(connection, session, queue, raw client)."""
-    connection = ctx.connection()
+    """(traced connection, session, queue, raw client)."""
+    connection = ctx.traced_connection()
     session = connection.createSession()
     return connection, session, session.createQueue(ctx.name()), ctx.raw()
 
@@ -51,14 +51,22 @@ def wm1(ctx: CheckContext) -> Verdict:
     ]
     for _, message in messages:
         producer.send(message)
-    observed = []
-    for _code, message in messages:
-        received = _raw_one(ctx, raw, queue)
-        value = received.annotations.get("x-opt-jms-msg-type")
-        observed.append((type(message).__name__, amqp_type(value), value))
-    expected = [(type(m).__name__, "byte", code) for code, m in messages]
-    ctx.expect_equal(observed, expected, "(JMS type, annotation type, value)")
-    return passed("x-opt-jms-msg-type bytes 0..5 for the six message types")
+    received = [_raw_one(ctx, raw, queue) for _ in messages]
+
+    def types(ms: Any) -> list[tuple[str, Any]]:
+        return [
+            (
+                amqp_type(m.annotations.get("x-opt-jms-msg-type")),
+                m.annotations.get("x-opt-jms-msg-type"),
+            )
+            for m in ms
+        ]
+
+    expected = [("byte", code) for code, _ in messages]
+    ctx.expect_wire(
+        "x-opt-jms-msg-type (type, value)", types, received, ctx.sent_messages(), expected
+    )
+    return ctx.verdict("x-opt-jms-msg-type bytes 0..5 for the six message types")
 
 
 @check("WM-2")
@@ -68,11 +76,14 @@ def wm2(ctx: CheckContext) -> Verdict:
     producer.send(session.createTextMessage("persistent"))
     producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT)
     producer.send(session.createTextMessage("non-persistent"))
-    persistent = _raw_one(ctx, raw, queue)
-    transient = _raw_one(ctx, raw, queue)
-    ctx.expect_equal((persistent.header or {}).get("durable"), True, "PERSISTENT header.durable")
-    durable = (transient.header or {}).get("durable", False)
-    ctx.expect_equal(durable, False, "NON_PERSISTENT header.durable (absent means false)")
+    received = [_raw_one(ctx, raw, queue) for _ in range(2)]
+    ctx.expect_wire(
+        "header.durable (PERSISTENT, NON_PERSISTENT; absent is false)",
+        lambda ms: [(m.header or {}).get("durable", False) for m in ms],
+        received,
+        ctx.sent_messages(),
+        [True, False],
+    )
     producer.send(session.createTextMessage("non-persistent, read by jmspy"))
     connection.start()
     received = session.createConsumer(queue).receive(5000)
@@ -81,7 +92,7 @@ def wm2(ctx: CheckContext) -> Verdict:
     ctx.expect_equal(
         received.getJMSDeliveryMode(), DeliveryMode.NON_PERSISTENT, "received JMSDeliveryMode"
     )
-    return passed("PERSISTENT -> durable=true; NON_PERSISTENT -> durable false, read back")
+    return ctx.verdict("PERSISTENT -> durable=true; NON_PERSISTENT -> durable false, read back")
 
 
 @check("WM-3")
@@ -90,13 +101,22 @@ def wm3(ctx: CheckContext) -> Verdict:
     producer = session.createProducer(queue)
     producer.send(session.createTextMessage("7"), DeliveryMode.PERSISTENT, 7, 0)
     producer.send(session.createTextMessage("4"), DeliveryMode.PERSISTENT, 4, 0)
-    seven = _raw_one(ctx, raw, queue)
-    four = _raw_one(ctx, raw, queue)
-    priority = (seven.header or {}).get("priority")
-    ctx.expect_equal((amqp_type(priority), priority), ("ubyte", 7), "header.priority for 7")
-    default = (four.header or {}).get("priority", 4)
-    ctx.expect_equal(default, 4, "header.priority for 4 (absent reads as 4)")
-    return passed("priority 7 -> header.priority ubyte 7; 4 left at the default")
+    received = [_raw_one(ctx, raw, queue) for _ in range(2)]
+
+    def priorities(ms: Any) -> list[tuple[str, Any]]:
+        values = [(m.header or {}).get("priority") for m in ms]
+        return [(amqp_type(v), 4 if v is None else v) for v in values[:1]] + [
+            ("-", 4 if v is None else v) for v in values[1:]
+        ]
+
+    ctx.expect_wire(
+        "header.priority for 7 and for 4 (absent reads as 4)",
+        priorities,
+        received,
+        ctx.sent_messages(),
+        [("ubyte", 7), ("-", 4)],
+    )
+    return ctx.verdict("priority 7 -> header.priority ubyte 7; 4 left at the default")
 
 
 @check("WM-4")
@@ -105,12 +125,20 @@ def wm4(ctx: CheckContext) -> Verdict:
     producer = session.createProducer(queue)
     producer.send(session.createTextMessage("ttl"), DeliveryMode.PERSISTENT, 4, 60_000)
     producer.send(session.createTextMessage("no ttl"), DeliveryMode.PERSISTENT, 4, 0)
-    with_ttl = _raw_one(ctx, raw, queue)
-    without = _raw_one(ctx, raw, queue)
-    ttl = (with_ttl.header or {}).get("ttl")
-    ctx.expect_equal((amqp_type(ttl), ttl), ("uint", 60_000), "header.ttl for 60000 ms")
-    ctx.expect("ttl" not in (without.header or {}), without.header, "no ttl", "header for ttl 0")
-    return passed("time to live 60000 -> header.ttl uint 60000; 0 -> absent")
+    received = [_raw_one(ctx, raw, queue) for _ in range(2)]
+
+    def ttls(ms: Any) -> list[tuple[str, Any]]:
+        values = [(m.header or {}).get("ttl") for m in ms]
+        return [(amqp_type(v), v) for v in values]
+
+    ctx.expect_wire(
+        "header.ttl for 60000 ms and for 0",
+        ttls,
+        received,
+        ctx.sent_messages(),
+        [("uint", 60_000), ("null", None)],
+    )
+    return ctx.verdict("time to live 60000 -> header.ttl uint 60000; 0 -> absent")
 
 
 @check("WM-5")
@@ -121,20 +149,24 @@ def wm5(ctx: CheckContext) -> Verdict:
     producer.send(expiring, DeliveryMode.PERSISTENT, 4, 60_000)
     forever = session.createTextMessage("forever")
     producer.send(forever, DeliveryMode.PERSISTENT, 4, 0)
-    first = _raw_one(ctx, raw, queue)
-    second = _raw_one(ctx, raw, queue)
-    expiry = first.properties.get("absolute-expiry-time")
-    ctx.expect_equal(amqp_type(expiry), "timestamp", "absolute-expiry-time type")
-    ctx.expect_equal(expiry, expiring.getJMSTimestamp() + 60_000, "absolute-expiry-time")
-    ctx.expect_equal(expiry, expiring.getJMSExpiration(), "absolute-expiry-time = JMSExpiration")
-    ctx.expect(
-        "absolute-expiry-time" not in second.properties,
-        second.properties,
-        "no absolute-expiry-time",
-        "properties for ttl 0",
+    received = [_raw_one(ctx, raw, queue) for _ in range(2)]
+    ctx.expect_equal(
+        expiring.getJMSExpiration(), expiring.getJMSTimestamp() + 60_000, "JMSExpiration"
     )
     ctx.expect_equal(forever.getJMSExpiration(), 0, "JMSExpiration with ttl 0")
-    return passed("absolute-expiry-time = JMSTimestamp + ttl; absent with ttl 0")
+
+    def expiries(ms: Any) -> list[tuple[str, Any]]:
+        values = [m.properties.get("absolute-expiry-time") for m in ms]
+        return [(amqp_type(v), v) for v in values]
+
+    ctx.expect_wire(
+        "properties.absolute-expiry-time for ttl 60000 and 0",
+        expiries,
+        received,
+        ctx.sent_messages(),
+        [("timestamp", expiring.getJMSTimestamp() + 60_000), ("null", None)],
+    )
+    return ctx.verdict("absolute-expiry-time = JMSTimestamp + ttl; absent with ttl 0")
 
 
 @check("WM-6")
@@ -145,21 +177,20 @@ def wm6(ctx: CheckContext) -> Verdict:
     producer.send(stamped)
     producer.setDisableMessageTimestamp(True)
     producer.send(session.createTextMessage("unstamped"))
-    first = _raw_one(ctx, raw, queue)
-    second = _raw_one(ctx, raw, queue)
-    creation = first.properties.get("creation-time")
-    ctx.expect_equal(
-        (amqp_type(creation), creation),
-        ("timestamp", stamped.getJMSTimestamp()),
-        "creation-time",
+    received = [_raw_one(ctx, raw, queue) for _ in range(2)]
+
+    def creations(ms: Any) -> list[tuple[str, Any]]:
+        values = [m.properties.get("creation-time") for m in ms]
+        return [(amqp_type(v), v) for v in values]
+
+    ctx.expect_wire(
+        "properties.creation-time, stamped and with timestamps disabled",
+        creations,
+        received,
+        ctx.sent_messages(),
+        [("timestamp", stamped.getJMSTimestamp()), ("null", None)],
     )
-    ctx.expect(
-        "creation-time" not in second.properties,
-        second.properties,
-        "no creation-time",
-        "timestamps disabled",
-    )
-    return passed("creation-time = JMSTimestamp; absent when timestamps are disabled")
+    return ctx.verdict("creation-time = JMSTimestamp; absent when timestamps are disabled")
 
 
 @check("WM-7")
@@ -176,22 +207,35 @@ def wm7(ctx: CheckContext) -> Verdict:
     binary = session.createTextMessage("binary correlation")
     binary.setJMSCorrelationIDAsBytes(b"\x01\x02\xff")
     producer.send(binary)
-    first, second, third = (_raw_one(ctx, raw, queue) for _ in range(3))
-    message_id = first.properties.get("message-id")
-    ctx.expect_equal(
-        (amqp_type(message_id), message_id), ("string", sent.getJMSMessageID()), "message-id"
+    received = [_raw_one(ctx, raw, queue) for _ in range(3)]
+    sent_messages = ctx.sent_messages()
+    ctx.expect(
+        str(sent.getJMSMessageID()).startswith("ID:"), sent.getJMSMessageID(), "ID:...", "id"
     )
-    ctx.expect(str(message_id).startswith("ID:"), message_id, "a string starting ID:", "id")
-    correlations = [
-        (amqp_type(m.properties.get("correlation-id")), m.properties.get("correlation-id"))
-        for m in (first, second, third)
-    ]
+    ctx.expect_wire(
+        "properties.message-id",
+        lambda ms: [
+            (amqp_type(ms[0].properties.get("message-id")), ms[0].properties.get("message-id"))
+        ],
+        received,
+        sent_messages,
+        [("string", sent.getJMSMessageID())],
+    )
     expected: list[tuple[str, Any]] = [
         ("uuid", ident),
         ("string", "order-17"),
         ("binary", b"\x01\x02\xff"),
     ]
-    ctx.expect_equal(correlations, expected, "correlation-id on the wire")
+    ctx.expect_wire(
+        "properties.correlation-id (ID:AMQP_UUID:, plain, bytes)",
+        lambda ms: [
+            (amqp_type(m.properties.get("correlation-id")), m.properties.get("correlation-id"))
+            for m in ms
+        ],
+        received,
+        sent_messages,
+        expected,
+    )
     # Receive side: AMQP message-ids of every kind.
     inbound = session.createQueue(ctx.name("in"))
     address = ctx.address(inbound)
@@ -213,7 +257,7 @@ def wm7(ctx: CheckContext) -> Verdict:
         ctx.expect(message is not None, "null", "every raw message", "jmspy receive")
         got.append(message.getJMSMessageID())
     ctx.expect_equal(got, [text for _, text in ids], "JMSMessageID of received AMQP ids")
-    return passed("ids sent as ID: strings; correlation ids by kind; AMQP ids read as ID:AMQP_*")
+    return ctx.verdict("ids sent as ID: strings; correlation ids by kind; AMQP ids read back")
 
 
 @check("WM-8")
@@ -224,22 +268,23 @@ def wm8(ctx: CheckContext) -> Verdict:
     producer.setDeliveryDelay(300)
     delayed = session.createTextMessage("delayed")
     producer.send(delayed)
-    now = _raw_one(ctx, raw, queue)
-    later = _raw_one(ctx, raw, queue)
-    ctx.expect(
-        "x-opt-delivery-time" not in now.annotations,
-        now.annotations,
-        "no x-opt-delivery-time",
-        "delay 0",
-    )
-    value = later.annotations.get("x-opt-delivery-time")
+    received = [_raw_one(ctx, raw, queue) for _ in range(2)]
     ctx.expect_equal(
-        (amqp_type(value), value),
-        ("long", delayed.getJMSTimestamp() + 300),
-        "x-opt-delivery-time (type, value) for delay 300",
+        delayed.getJMSDeliveryTime(), delayed.getJMSTimestamp() + 300, "JMSDeliveryTime"
     )
-    ctx.expect_equal(value, delayed.getJMSDeliveryTime(), "x-opt-delivery-time = JMSDeliveryTime")
-    return passed("x-opt-delivery-time long = JMSDeliveryTime only with a delay")
+
+    def times(ms: Any) -> list[tuple[str, Any]]:
+        values = [m.annotations.get("x-opt-delivery-time") for m in ms]
+        return [(amqp_type(v), v) for v in values]
+
+    ctx.expect_wire(
+        "x-opt-delivery-time for delay 0 and delay 300",
+        times,
+        received,
+        ctx.sent_messages(),
+        [("null", None), ("long", delayed.getJMSTimestamp() + 300)],
+    )
+    return ctx.verdict("x-opt-delivery-time long = JMSDeliveryTime only with a delay")
 
 
 @check("WM-9")
@@ -255,23 +300,27 @@ def wm9(ctx: CheckContext) -> Verdict:
     to_topic = session.createTextMessage("to a topic, reply to a queue")
     to_topic.setJMSReplyTo(reply_queue)
     producer.send(topic, to_topic)
-    first = _raw_one(ctx, raw, queue)
-    second = _raw_one(ctx, raw, topic, kind="topic")
-    observed = [
-        (
-            m.properties.get("to"),
-            m.annotations.get("x-opt-jms-dest"),
-            m.properties.get("reply-to"),
-            m.annotations.get("x-opt-jms-reply-to"),
-        )
-        for m in (first, second)
-    ]
+    received = [_raw_one(ctx, raw, queue), _raw_one(ctx, raw, topic, kind="topic")]
     expected = [
         (ctx.address(queue), 0, ctx.address(topic), 1),
         (ctx.address(topic), 1, ctx.address(reply_queue), 0),
     ]
-    ctx.expect_equal(observed, expected, "(to, x-opt-jms-dest, reply-to, x-opt-jms-reply-to)")
-    return passed("to/reply-to with the destination type bytes (queue 0, topic 1)")
+    ctx.expect_wire(
+        "(to, x-opt-jms-dest, reply-to, x-opt-jms-reply-to)",
+        lambda ms: [
+            (
+                m.properties.get("to"),
+                m.annotations.get("x-opt-jms-dest"),
+                m.properties.get("reply-to"),
+                m.annotations.get("x-opt-jms-reply-to"),
+            )
+            for m in ms
+        ],
+        received,
+        ctx.sent_messages(),
+        expected,
+    )
+    return ctx.verdict("to/reply-to with the destination type bytes (queue 0, topic 1)")
 
 
 @check("WM-10")
@@ -323,10 +372,19 @@ def wm11(ctx: CheckContext) -> Verdict:
         getattr(message, setter)(name, value)
     session.createProducer(queue).send(message)
     received = _raw_one(ctx, raw, queue)
-    props = received.application_properties or {}
-    observed = {name: (amqp_type(props.get(name)), props.get(name)) for name, *_ in _PROPERTY_TYPES}
+
+    def typed(ms: Any) -> dict[str, tuple[str, Any]]:
+        props = ms[0].application_properties or {}
+        return {name: (amqp_type(props.get(name)), props.get(name)) for name, *_ in _PROPERTY_TYPES}
+
     expected = {name: (kind, value) for name, _, value, kind in _PROPERTY_TYPES}
-    ctx.expect_equal(observed, expected, "application-properties (AMQP type, value)")
+    ctx.expect_wire(
+        "application-properties (AMQP type, value)",
+        typed,
+        [received],
+        ctx.sent_messages(),
+        expected,
+    )
     # Receive side: AMQP-typed properties read with the matching Java types.
     inbound = session.createQueue(ctx.name("in"))
     properties = {
@@ -365,7 +423,7 @@ def wm11(ctx: CheckContext) -> Verdict:
             lambda name=name, getter=getter: getattr(got, getter)(name),
             f"{getter}({name!r}) on a wider AMQP type",
         )
-    return passed("the eight property types map to their AMQP types, both ways")
+    return ctx.verdict("the eight property types map to their AMQP types, both ways")
 
 
 @check("WM-12")
@@ -384,16 +442,20 @@ def wm12(ctx: CheckContext) -> Verdict:
     plain = session.createMessage()
     for message in (text, data, mapped, stream, obj, plain):
         producer.send(message)
-    observed = []
-    for _ in range(6):
-        received = _raw_one(ctx, raw, queue)
-        content_type = received.properties.get("content-type")
-        observed.append(
-            (
-                [(kind, amqp_type(value)) for kind, value in received.body],
-                None if content_type is None else str(content_type),
+    received = [_raw_one(ctx, raw, queue) for _ in range(6)]
+
+    def bodies(ms: Any) -> list[tuple[list[tuple[str, str]], str | None]]:
+        out = []
+        for m in ms:
+            content_type = m.properties.get("content-type")
+            out.append(
+                (
+                    [(kind, amqp_type(value)) for kind, value in m.body],
+                    None if content_type is None else str(content_type),
+                )
             )
-        )
+        return out
+
     expected = [
         ([("amqp-value", "string")], None),
         ([("data", "binary")], "application/octet-stream"),
@@ -402,8 +464,14 @@ def wm12(ctx: CheckContext) -> Verdict:
         ([("data", "binary")], "application/x-python-serialized-object"),
         ([], None),
     ]
-    ctx.expect_equal(observed, expected, "(body sections, content-type) per message type")
-    return passed("each message type uses its body section and content type")
+    ctx.expect_wire(
+        "(body sections, content-type) per message type",
+        bodies,
+        received,
+        ctx.sent_messages(),
+        expected,
+    )
+    return ctx.verdict("each message type uses its body section and content type")
 
 
 @check("WM-13")
@@ -416,17 +484,26 @@ def wm13(ctx: CheckContext) -> Verdict:
     message.setIntProperty("JMSXGroupSeq", 5)
     session.createProducer(queue).send(message)
     received = _raw_one(ctx, raw, queue)
-    props = received.properties
-    observed = (
-        props.get("subject"),
-        props.get("correlation-id"),
-        props.get("group-id"),
-        (amqp_type(props.get("group-sequence")), props.get("group-sequence")),
+
+    def fields(ms: Any) -> tuple[Any, ...]:
+        props = ms[0].properties
+        leaked = set(ms[0].application_properties or {}) & {"JMSXGroupID", "JMSXGroupSeq"}
+        return (
+            props.get("subject"),
+            props.get("correlation-id"),
+            props.get("group-id"),
+            (amqp_type(props.get("group-sequence")), props.get("group-sequence")),
+            sorted(leaked),
+        )
+
+    ctx.expect_wire(
+        "(subject, correlation-id, group-id, group-sequence, leaked app properties)",
+        fields,
+        [received],
+        ctx.sent_messages(),
+        ("order", "corr-1", "group-a", ("uint", 5), []),
     )
-    ctx.expect_equal(observed, ("order", "corr-1", "group-a", ("uint", 5)), "properties fields")
-    leaked = sorted(set(received.application_properties or {}) & {"JMSXGroupID", "JMSXGroupSeq"})
-    ctx.expect_equal(leaked, [], "grouping names among the application properties")
-    return passed("subject, correlation-id, group-id and group-sequence carry the headers")
+    return ctx.verdict("subject, correlation-id, group-id and group-sequence carry the headers")
 
 
 @check("WM-14")
@@ -434,21 +511,27 @@ def wm14(ctx: CheckContext) -> Verdict:
     user = ctx.target.username
     queue_name = ctx.name()
     raw = ctx.raw()
-    seen = []
+    received = []
     for populate in (False, True):
-        connection = ctx.connection(**{"jms.populateJMSXUserID": populate})
+        connection = ctx.traced_connection(**{"jms.populateJMSXUserID": populate})
         session = connection.createSession()
         queue = session.createQueue(queue_name)
         message = session.createTextMessage(f"populate={populate}")
         message.setStringProperty("JMSXUserID", "somebody-else")
         session.createProducer(queue).send(message)
-        received = _raw_one(ctx, raw, queue)
-        seen.append(received.properties.get("user-id"))
-        props = received.application_properties or {}
-        ctx.expect("JMSXUserID" not in props, props, "no JMSXUserID property", "app properties")
-    expected = [None, None if user is None else user.encode("utf-8")]
-    ctx.expect_equal(seen, expected, "properties.user-id without / with populateJMSXUserID")
-    return passed("user-id only with jms.populateJMSXUserID, and then the authenticated user")
+        received.append(_raw_one(ctx, raw, queue))
+    expected = [(None, False), (None if user is None else user.encode("utf-8"), False)]
+    ctx.expect_wire(
+        "(properties.user-id, JMSXUserID among app properties) without / with populate",
+        lambda ms: [
+            (m.properties.get("user-id"), "JMSXUserID" in (m.application_properties or {}))
+            for m in ms
+        ],
+        received,
+        ctx.sent_messages(),
+        expected,
+    )
+    return ctx.verdict("user-id only with jms.populateJMSXUserID, and then the authenticated user")
 
 
 @check("WM-15")
