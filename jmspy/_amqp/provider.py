@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cproton import pn_delivery_link
 from proton import SSL as ProtonSSL
 from proton import (
     Condition,
@@ -337,6 +338,12 @@ class AmqpConnection:
             self.engine.join(self.timeout_s("close_timeout"))
 
     # ---- engine thread ------------------------------------------------------------------
+
+    def on_delivery_fast(self, delivery: Delivery) -> None:
+        """The engine's shortcut for delivery events (see Engine._dispatch_events)."""
+        ctx = _context_of(Link.wrap(pn_delivery_link(delivery._impl)))
+        if ctx is not None:
+            ctx._on_delivery(delivery)
 
     def on_proton_event(self, event: Event) -> None:
         kind = event.type
