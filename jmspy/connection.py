@@ -267,7 +267,7 @@ class Connection:
                 if hasattr(listener, "onException"):
                     listener.onException(error)
                 else:
-                    listener(error)  # type: ignore[operator]
+                    listener(error)
             except Exception:
                 log.exception("ExceptionListener raised")
 

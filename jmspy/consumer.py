@@ -227,7 +227,7 @@ class MessageConsumer:
         self._receiver: AmqpReceiver = session._amqp.create_receiver(
             spec, prefetch, decode, self._on_inbound, self._on_link_closed
         )
-        self._receiver.buffered_count = self._buffered_count  # type: ignore[method-assign]
+        self._receiver.buffered_count = self._buffered_count
 
     def __repr__(self) -> str:
         return f"MessageConsumer({self._destination!r}, selector={self._selector!r})"
@@ -419,7 +419,7 @@ class MessageConsumer:
             if hasattr(listener, "onMessage"):
                 listener.onMessage(message)
             else:
-                listener(message)  # type: ignore[operator]
+                listener(message)
         except Exception:
             failed = True
             log.exception(
@@ -563,7 +563,7 @@ class MessageConsumer:
             if hasattr(listener, "onMessages"):
                 listener.onMessages(messages)
             else:
-                listener(messages)  # type: ignore[operator]
+                listener(messages)
         except Exception:
             failed = True
             log.exception(

@@ -64,7 +64,7 @@ class DestinationOptions(BaseModel):
     redelivery: RedeliveryPolicy | None = None
 
 
-_NO_OPTIONS = DestinationOptions()
+_NO_OPTIONS = DestinationOptions.model_validate({})
 
 
 def _options(name: str, values: dict[str, Any]) -> DestinationOptions:

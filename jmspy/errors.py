@@ -247,7 +247,7 @@ def to_runtime(exc: JMSException) -> JMSRuntimeException:
     twin = JMSRuntimeException
     for klass in type(exc).__mro__:
         if klass in RUNTIME_TWINS:
-            twin = RUNTIME_TWINS[klass]  # type: ignore[index]
+            twin = RUNTIME_TWINS[klass]
             break
     return twin(
         exc.reason,

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from cproton import pn_delivery_link
 from proton import SSL as ProtonSSL
@@ -107,7 +107,7 @@ def error_for_condition(
     elif name == "amqp:transaction:rollback":
         exc_type = TransactionRolledBackException
     elif name == "amqp:invalid-field":
-        info = condition.info or {}
+        info: Any = condition.info or {}
         if str(info.get(symbol(INVALID_FIELD), info.get(INVALID_FIELD, ""))) == "container-id":
             exc_type = InvalidClientIDException
     return exc_type(text, name)
@@ -350,7 +350,7 @@ class AmqpConnection:
         if kind == Event.DELIVERY:
             link = event.link
             ctx = _context_of(link)
-            if ctx is not None:
+            if ctx is not None and event.delivery is not None:
                 ctx._on_delivery(event.delivery)
             return
         if kind == Event.LINK_FLOW:
@@ -385,7 +385,7 @@ class AmqpConnection:
             self._on_remote_close()
             return
         if kind == Event.TRANSPORT_ERROR:
-            cond = event.transport.condition
+            cond = event.transport.condition if event.transport is not None else None
             log.debug("transport error on %s: %s", self.endpoint.display(), cond)
             self._fail(self._transport_error(cond))
             return
@@ -679,6 +679,12 @@ class _LinkBase:
     def _before_close(self) -> None:
         pass
 
+    def _on_delivery(self, delivery: Delivery) -> None:
+        pass
+
+    def _on_flow(self) -> None:
+        pass
+
 
 class AmqpSender(_LinkBase):
     """A producer link. Sends are queued in the outbox and written as credit allows."""
@@ -689,7 +695,7 @@ class AmqpSender(_LinkBase):
         self._outbox_lock = threading.Lock()
         self._flush_scheduled = False
         self._tags = itertools.count(1)
-        self._unsettled: dict[bytes, Completion[None] | None] = {}
+        self._unsettled: dict[Any, Completion[None] | None] = {}
         self._in_flight = threading.BoundedSemaphore(max_in_flight)
         self.async_failure_handler: Callable[[JMSException], None] | None = None
         self.txn_failure_handler: Callable[[JMSException], None] | None = None
@@ -1172,7 +1178,7 @@ class AmqpReceiver(_LinkBase):
         except JMSException:
             pass
 
-    buffered_count: Callable[[], int] = staticmethod(lambda: 0)  # type: ignore[assignment]
+    buffered_count: Callable[[], int] = staticmethod(lambda: 0)
 
     def stop_credit(self, timeout_ms: int) -> None:
         """Drain the link so the peer sends nothing more (used by close and rollback)."""
@@ -1211,7 +1217,7 @@ def _settle_now(
         outcome = "rejected" if undeliverable else "released"
     if txn_id is not None and outcome == "accepted":
         # transactional-state(txn-id, accepted): the acknowledgement takes effect at commit.
-        delivery.local.data = [txn_id, Described(ulong(ACCEPTED_CODE), [])]
+        delivery.local.data = cast(Any, [txn_id, Described(ulong(ACCEPTED_CODE), [])])
         delivery.update(TRANSACTIONAL_STATE)
     elif outcome == "accepted":
         delivery.update(Delivery.ACCEPTED)
@@ -1250,7 +1256,7 @@ class AmqpCoordinator(_LinkBase):
 
     def __init__(self, session: AmqpSession) -> None:
         super().__init__(session, LinkSpec(name=f"jmspy:coordinator:{id(session)}", address=None))
-        self._pending: dict[bytes, tuple[str, Completion[Any]]] = {}
+        self._pending: dict[Any, tuple[str, Completion[Any]]] = {}
         self._tags = itertools.count(1)
 
     def _remote_terminus(self) -> Any:
