@@ -34,6 +34,8 @@ _OPTION_FIELDS = {
     "duplicatedetection": "duplicate_detection",
     "writeid": "write_id",
 }
+# Options Spark itself passes to a data source along with the user's.
+_SPARK_OPTIONS = frozenset({"checkpointlocation", "queryname"})
 _INT_FIELDS = {
     "prefetch": (0, 32767),
     "max_messages_per_trigger": (1, 10_000_000),
@@ -76,6 +78,8 @@ class JmsOptions:
         values: dict[str, Any] = {}
         for key, raw in options.items():
             name = _OPTION_FIELDS.get(str(key).lower())
+            if name is None and str(key).lower() in _SPARK_OPTIONS:
+                continue
             if name is None:
                 known = ", ".join(sorted({k for k in _OPTION_FIELDS if k != "path"}))
                 raise JmsOptionError(f"unknown option {key!r} for format 'jms'; known: {known}")
