@@ -188,8 +188,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         parser.error(f"--format takes a comma list of {', '.join(FORMATS)}; got {args.format!r}")
+    logger = logging.getLogger("jmspy")
+    saved_level = logger.level
     if not args.verbose:
-        logging.getLogger("jmspy").setLevel(logging.CRITICAL + 1)
+        # Checks make listeners raise on purpose; jmspy logs each of those with a traceback.
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        return _main(parser, args, formats)
+    finally:
+        logger.setLevel(saved_level)
+
+
+def _main(parser: argparse.ArgumentParser, args: argparse.Namespace, formats: list[str]) -> int:
     only, skip = _split(args.only), _split(args.skip)
     try:
         entries = select(catalogue(), only, skip)

@@ -133,11 +133,11 @@ def parse_sections(payload: bytes) -> RawMessage:
         section = _plain(data.get_object())
         if not isinstance(section, Described):
             raise ValueError(f"a top-level {type(section).__name__} is not an AMQP section")
-        descriptor = section.descriptor
+        descriptor: Any = section.descriptor
         code = _SYMBOLIC.get(str(descriptor)) if isinstance(descriptor, str) else int(descriptor)
         name = SECTION_NAMES.get(code or -1, f"unknown({descriptor!r})")
         raw.sections.append(name)
-        value = section.value
+        value: Any = section.value
         if name == "header":
             raw.header = _fields(HEADER_FIELDS, value)
         elif name == "message-annotations":
@@ -214,7 +214,7 @@ class TerminusCapabilities(LinkOption):
         caps.exit()
 
 
-class _Collector(Handler):  # type: ignore[misc]
+class _Collector(Handler):
     """Keeps every complete incoming transfer, unsettled, as (delivery, payload)."""
 
     def __init__(self) -> None:
@@ -253,7 +253,7 @@ class RawClient:
         found = self._receivers.get(key)
         if found is None:
             collector = _Collector()
-            options = [TerminusCapabilities(kind)] if kind else []
+            options: list[LinkOption] = [TerminusCapabilities(kind)] if kind else []
             receiver = self._connection.create_receiver(
                 address, credit=0, handler=collector, options=options
             )
@@ -305,8 +305,8 @@ class RawClient:
         key = (address, kind)
         sender = self._senders.get(key)
         if sender is None:
-            options = [TerminusCapabilities(kind)] if kind else []
-            sender = self._connection.create_sender(address, options=options)
+            links: list[LinkOption] = [TerminusCapabilities(kind)] if kind else []
+            sender = self._connection.create_sender(address, options=links)
             self._senders[key] = sender
         sender.send(message)
 

@@ -121,8 +121,8 @@ def render_markdown(report: Report) -> str:
         )
         lines.append("|---|---|---|" + "---|" * len(report.runs))
         for entry in entries:
-            cells = " | ".join(_cell(run.result(entry.id)) for run in report.runs)
-            lines.append(f"| {entry.id} | {entry.level} | {_md_escape(entry.title)} | {cells} |")
+            row = " | ".join(_cell(run.result(entry.id)) for run in report.runs)
+            lines.append(f"| {entry.id} | {entry.level} | {_md_escape(entry.title)} | {row} |")
         lines.append("")
     notable = [
         (entry, run, result)

@@ -174,7 +174,8 @@ def _result(
             evidence=evidence + value.evidence,
         )
     if status == "error":
-        exc, tb = value  # type: ignore[misc]
+        assert isinstance(value, tuple)
+        exc, tb = value
         return Result(
             check_id=entry.id,
             outcome=Outcome.FAILED,

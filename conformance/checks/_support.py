@@ -21,7 +21,7 @@ def now_ms() -> int:
 
 def drain(consumer: Any, timeout_ms: int = 300) -> list[Any]:
     """Every message the consumer gets until one receive times out."""
-    out = []
+    out: list[Any] = []
     while True:
         message = consumer.receive(timeout_ms)
         if message is None:
@@ -30,7 +30,9 @@ def drain(consumer: Any, timeout_ms: int = 300) -> list[Any]:
 
 
 def text_of(message: Any) -> str:
-    return message.getText() if isinstance(message, jmspy.TextMessage) else repr(message)
+    if isinstance(message, jmspy.TextMessage):
+        return str(message.getText())
+    return repr(message)
 
 
 class Deliveries:

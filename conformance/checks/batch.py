@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from functools import partial
 from typing import Any
 
 import jmspy
@@ -130,7 +131,7 @@ def bl5(ctx: CheckContext) -> Verdict:
     for bad in (0, -1, 1.5, True):
         ctx.expect_raises(
             jmspy.IllegalArgumentException,
-            lambda bad=bad: consumer.setBatchMessageListener(recorder, bad, 10),
+            partial(consumer.setBatchMessageListener, recorder, bad, 10),
             f"batchSize {bad!r}",
             contains=repr(bad),
         )

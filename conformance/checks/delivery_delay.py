@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import jmspy
@@ -558,7 +559,7 @@ def dd14(ctx: CheckContext) -> Verdict:
     for bad in (10, -1, True, "5"):
         ctx.expect_raises(
             jmspy.JMSException,
-            lambda bad=bad: producer.setPriority(bad),
+            partial(producer.setPriority, bad),
             f"setPriority({bad!r})",
             rule_id="DD-14",
             contains=repr(bad),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from functools import partial
 from typing import Any
 
 import jmspy
@@ -70,7 +71,7 @@ def jms3(ctx: CheckContext) -> Verdict:
     for mode in (4, -1, 7):
         ctx.expect_raises(
             jmspy.JMSRuntimeException,
-            lambda mode=mode: factory.createContext(mode),
+            partial(factory.createContext, mode),
             f"createContext({mode})",
         )
     context = factory.createContext(jmspy.CLIENT_ACKNOWLEDGE)
@@ -121,7 +122,7 @@ def _empty_client_id(ctx: CheckContext) -> None:
         connection = ctx.connection()
         ctx.expect_raises(
             jmspy.InvalidClientIDException,
-            lambda bad=bad, connection=connection: connection.setClientID(bad),
+            partial(connection.setClientID, bad),
             f"setClientID({bad!r})",
         )
 
@@ -276,7 +277,7 @@ def jms16(ctx: CheckContext) -> Verdict:
     for args in ((9,), (-1,), (False, jmspy.SESSION_TRANSACTED), (False, 7)):
         ctx.expect_raises(
             jmspy.JMSException,
-            lambda args=args: connection.createSession(*args),
+            partial(connection.createSession, *args),
             f"createSession{args}",
         )
     default = connection.createSession()
@@ -372,7 +373,7 @@ def jms22(ctx: CheckContext) -> Verdict:
     for selector in ("colour = ", "a IN ()", "1 +"):
         ctx.expect_raises(
             jmspy.InvalidSelectorException,
-            lambda selector=selector: session.createConsumer(queue, selector),
+            partial(session.createConsumer, queue, selector),
             f"createConsumer(queue, {selector!r})",
         )
     consumer = session.createConsumer(queue, "")
@@ -434,7 +435,7 @@ def jms34(ctx: CheckContext) -> Verdict:
     for bad in (-1, 0, 3):
         ctx.expect_raises(
             jmspy.JMSException,
-            lambda bad=bad: producer.setDeliveryMode(bad),
+            partial(producer.setDeliveryMode, bad),
             f"setDeliveryMode({bad})",
         )
     ctx.expect_raises(jmspy.JMSException, lambda: producer.setPriority(-1), "setPriority(-1)")
@@ -560,7 +561,7 @@ def jms45(ctx: CheckContext) -> Verdict:
     for name in ("", None):
         ctx.expect_raises(
             jmspy.IllegalArgumentException,
-            lambda name=name: producer.setProperty(name, 1),
+            partial(producer.setProperty, name, 1),
             f"setProperty({name!r}, 1)",
         )
     ctx.expect_raises(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from functools import partial
 from typing import Any
 
 import jmspy
@@ -178,7 +179,7 @@ def rd5(ctx: CheckContext) -> Verdict:
 
 @check("RD-6")
 def rd6(ctx: CheckContext) -> Verdict:
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"collision_avoidance_factor": 1.5}, "1.5"),
         ({"collision_avoidance_factor": -0.1}, "-0.1"),
         ({"redelivery_delay": -1}, "-1"),
@@ -189,7 +190,7 @@ def rd6(ctx: CheckContext) -> Verdict:
         ((name, _),) = settings.items()
         ctx.expect_raises(
             jmspy.IllegalArgumentException,
-            lambda settings=settings: RedeliveryPolicy.create(**settings),
+            partial(RedeliveryPolicy.create, **settings),
             f"RedeliveryPolicy.create({name}={value})",
             contains=value,
         )

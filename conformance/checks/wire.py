@@ -8,6 +8,7 @@ checks send hand-made AMQP messages with proton and read them with jmspy.
 from __future__ import annotations
 
 import uuid
+from functools import partial
 from typing import Any
 
 from proton import Message, byte, float32, int32, short, ulong
@@ -420,7 +421,7 @@ def wm11(ctx: CheckContext) -> Verdict:
     ):
         ctx.expect_raises(
             jmspy.MessageFormatException,
-            lambda name=name, getter=getter: getattr(got, getter)(name),
+            partial(getattr(got, getter), name),
             f"{getter}({name!r}) on a wider AMQP type",
         )
     return ctx.verdict("the eight property types map to their AMQP types, both ways")
