@@ -10,7 +10,7 @@ messages are delivered again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import Any
 
 import jmspy
@@ -20,7 +20,7 @@ from ._rows import message_to_row
 from ._stream import open_consumer
 
 
-def browse_rows(opts: JmsOptions) -> Iterator[tuple[Any, ...]]:
+def browse_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
     destination = opts.require_destination()
     if not isinstance(destination, jmspy.Queue):
         raise JmsOptionError(
@@ -36,7 +36,7 @@ def browse_rows(opts: JmsOptions) -> Iterator[tuple[Any, ...]]:
                     return
 
 
-def consume_rows(opts: JmsOptions) -> Iterator[tuple[Any, ...]]:
+def consume_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
     with opts.factory().createConnection() as connection:
         transacted = use_transactions(opts, connection)
         session = connection.createSession(

@@ -136,10 +136,10 @@ class StreamConsumer:
         end = begin + min(max_rows, self.received - begin)
         return self.offset(end) if end > begin else None
 
-    def rows_between(self, start: Offset | None, end: Offset) -> list[tuple[Any, ...]]:
+    def rows_between(self, start: Offset | None, end: Offset | None) -> list[tuple[Any, ...]]:
         """The rows of a batch; empty for a batch planned by another process (a replay after
         a restart: those messages were never acknowledged and are delivered again)."""
-        if not self.owns(end):
+        if end is None or not self.owns(end):
             return []
         begin, stop = self.position(start), self.position(end)
         first = max(begin, self.first_held)

@@ -21,7 +21,7 @@ QUERY_TIMEOUT_S = 120
 
 
 def send_texts(factory: Any, queue: str, count: int) -> list[str]:
-    ids = []
+    ids: list[str] = []
     with factory.createConnection() as connection:
         session = connection.createSession(jmspy.SESSION_TRANSACTED)
         producer = session.createProducer(session.createQueue(queue))
@@ -29,7 +29,7 @@ def send_texts(factory: Any, queue: str, count: int) -> list[str]:
             message = session.createTextMessage(f"order {i}")
             message.setIntProperty("amount", i)
             producer.send(message)
-            ids.append(message.getJMSMessageID())
+            ids.append(str(message.getJMSMessageID()))
         session.commit()
     return ids
 
@@ -42,7 +42,7 @@ def receive_all(
         session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
         consumer = session.createConsumer(session.createQueue(queue))
         connection.start()
-        received = []
+        received: list[tuple[int, Any]] = []
         while len(received) != expected and (message := consumer.receive(wait_ms)) is not None:
             received.append((time.time_ns() // 1_000_000, message))
         return received

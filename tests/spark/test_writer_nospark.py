@@ -91,7 +91,7 @@ def test_delivery_delay_and_delivery_time_hold_messages_back(
     writer(jms_options, ["body", "delivery_delay", "delivery_time"], destination=unique_name).write(
         rows, "w:0:0"
     )
-    arrivals = {}
+    arrivals: dict[str, tuple[int, Any]] = {}
     with factory.createConnection() as connection:
         session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
         consumer = session.createConsumer(session.createQueue(unique_name))
