@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalogue import FAMILIES, CatalogueError, catalogue, select
-from .context import Target
+from .context import Target, probe_capabilities
 from .model import BrokerRun, Report
 from .report import FORMATS, write_reports
 from .runner import LineProgress, new_report, run_target
@@ -222,7 +222,7 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace, formats: li
     unavailable: list[str] = []
     if args.url:
         target = Target(
-            label=_unique(args.label or "external", labels),
+            label=args.label or "external",
             kind="external",
             url=args.url,
             username=args.user or os.environ.get("JMSPY_BROKER_USER", "admin"),
@@ -230,12 +230,13 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace, formats: li
             adapter=args.adapter,
             source="external",
         )
+        if not args.label:
+            target.label = _describe(target)
+        target.label = _unique(target.label, labels)
         run = run_target(target, entries, progress)
         if run.error is not None:
             print(f"{target.label}: {run.error}", file=sys.stderr)
             unavailable.append(run.error)
-        elif not args.label:
-            run.label = _relabel(run, labels, target.label)
         report.runs.append(run)
     for spec in specs:
         with _provisioned(spec, args) as provided:
@@ -269,12 +270,15 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace, formats: li
     return 0 if report.ok and not unavailable else 1
 
 
-def _relabel(run: BrokerRun, labels: set[str], old: str) -> str:
-    """Name an external broker's column after what it said about itself."""
-    labels.discard(old)
-    product = run.product or run.kind
-    name = {"apache-activemq-artemis": "artemis"}.get(product, product)
-    return _unique(f"{name} {run.version}".strip(), labels)
+def _describe(target: Target) -> str:
+    """Name an external broker's column after what its open frame says it is."""
+    try:
+        _, facts = probe_capabilities(target)
+    except Exception:
+        return target.label  # unreachable: run_target reports why
+    product = str(facts.get("product") or "external")
+    name = {"apache-activemq-artemis": "artemis"}.get(product, product.lower())
+    return f"{name} {facts.get('version') or ''}".strip()
 
 
 if __name__ == "__main__":  # pragma: no cover
