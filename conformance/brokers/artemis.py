@@ -8,15 +8,12 @@ fresh instance directory whose single acceptor speaks AMQP on a free local port.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tarfile
 import tempfile
@@ -25,10 +22,19 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from .base import BrokerProvisioningError, cache_dir, file_lock, free_port, port_accepts
+from ._process import (
+    PORT_TAKEN,
+    LocalBroker,
+    LogWindow,
+    Wait,
+    failure_report,
+    process_group_alive,
+    stop_process_group,
+    tail,
+)
+from .base import BrokerProvisioningError, cache_dir, file_lock, port_accepts
 
 __all__ = [
     "DEFAULT_VERSIONS",
@@ -194,7 +200,7 @@ def mvn_fetcher(
             raise BrokerProvisioningError(f"could not run {mvn}: {exc}") from exc
         archive = dest / archive_name(version)
         if done.returncode != 0 or not archive.is_file():
-            output = _tail((done.stdout or "") + (done.stderr or ""), 15)
+            output = tail((done.stdout or "") + (done.stderr or ""), 15)
             raise BrokerProvisioningError(
                 f"mvn could not fetch {GROUP_ID}:{ARTIFACT_ID}:{version}:tar.gz:bin "
                 f"(exit {done.returncode}):\n{output}"
@@ -415,87 +421,10 @@ def _remember(
     return dist
 
 
-# --------------------------------------------------------------------------- processes
+# --------------------------------------------------------------------------- the broker
 
 
-def process_group_alive(pgid: int) -> bool:
-    """True while a process of group ``pgid`` is still running.
-
-    Zombies do not count: a broker we did not start (``jmspy-broker stop`` from another
-    shell) stays a zombie until init reaps it, and in containers without a reaping init
-    that never happens.
-    """
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    proc = Path("/proc")
-    if not (proc / "self" / "stat").exists():
-        return True
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ..."; comm may itself contain spaces and parentheses.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
-    return False
-
-
-def stop_process_group(
-    pgid: int,
-    timeout: float = 30.0,
-    reap: Callable[[], object] | None = None,
-) -> bool:
-    """SIGTERM a process group, wait up to ``timeout``, then SIGKILL what is left.
-
-    Returns True when the group ended on SIGTERM. ``reap`` is called while waiting so a
-    parent can collect its child (a zombie still counts as a group member).
-    """
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if reap is not None:
-            reap()
-        if not process_group_alive(pgid):
-            return True
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
-    kill_deadline = time.monotonic() + 10.0
-    while time.monotonic() < kill_deadline:
-        if reap is not None:
-            reap()
-        if not process_group_alive(pgid):
-            break
-        time.sleep(0.05)
-    return False
-
-
-def _tail(text: str, lines: int = 40) -> str:
-    return "\n".join(text.splitlines()[-lines:])
-
-
-# Brokers this process started and still owns; stopped at interpreter exit so a crashed
-# test session does not leave JVMs behind. Detached brokers are removed from it.
-_OWNED: set[ArtemisBroker] = set()
-
-
-@atexit.register
-def _stop_owned() -> None:
-    for broker in list(_OWNED):
-        with contextlib.suppress(Exception):
-            broker.stop(timeout=10.0)
-
-
-class ArtemisBroker:
+class ArtemisBroker(LocalBroker):
     """One local Artemis instance with a single AMQP-capable acceptor.
 
     >>> with ArtemisBroker() as broker:          # fetches, creates and starts
@@ -505,6 +434,9 @@ class ArtemisBroker:
     the pick and the broker binding it). ``broker_properties`` are lines for
     ``etc/broker.properties``, which Artemis applies on top of ``broker.xml`` at start,
     e.g. ``'addressSettings."redelivery.#".redeliveryDelay=100'``.
+
+    stop() sends SIGTERM to the broker's process group, which runs the same shutdown hook as
+    ``artemis stop`` without launching a second JVM just to drop a STOP_ME file.
     """
 
     kind = "artemis"
@@ -526,48 +458,25 @@ class ArtemisBroker:
         keep_instance: bool = False,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        self._host = host
-        self._fixed_port = port is not None
-        self._port = port if port is not None else free_port(host)
-        self._username = username
-        self._password = password
-        self._owns_dir = instance_dir is None
-        self._instance_dir: Path | None = Path(instance_dir).resolve() if instance_dir else None
+        super().__init__(
+            port=port,
+            host=host,
+            username=username,
+            password=password,
+            directory=instance_dir,
+            keep_dir=keep_instance,
+            log=log,
+        )
         self._properties = list(broker_properties)
         self._java_memory = java_memory
         self._java_options = java_options
         self._versions = tuple(versions) if versions else None
         self._cache_root = Path(cache_root) if cache_root else None
         self._distribution = distribution
-        self._keep_instance = keep_instance
-        self._log = log
         self._created = False
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._pid: int | None = None
         self._java: Path | None = None
-        self.timings: dict[str, float] = {}
 
     # ------------------------------------------------------------------ properties
-
-    @property
-    def host(self) -> str:
-        return self._host
-
-    @property
-    def port(self) -> int:
-        return self._port
-
-    @property
-    def url(self) -> str:
-        return f"amqp://{self._host}:{self._port}"
-
-    @property
-    def username(self) -> str:
-        return self._username
-
-    @property
-    def password(self) -> str:
-        return self._password
 
     @property
     def version(self) -> str:
@@ -580,42 +489,24 @@ class ArtemisBroker:
 
     @property
     def instance_dir(self) -> Path:
-        if self._instance_dir is None:
+        if self._dir is None:
             raise BrokerProvisioningError("the instance directory exists only after create()")
-        return self._instance_dir
+        return self._dir
 
     @property
     def log_path(self) -> Path:
         """The broker's console output (stdout and stderr of ``artemis run``)."""
         return self.instance_dir / "log" / "console.log"
 
-    @property
-    def pid(self) -> int | None:
-        """Process id of the broker JVM (also its process group id) while it runs."""
-        return self._pid
-
-    @property
-    def running(self) -> bool:
-        if self._pid is None:
-            return False
-        if self._proc is not None:
-            return self._proc.poll() is None
-        return process_group_alive(self._pid)
-
-    def __repr__(self) -> str:
-        state = "running" if self.running else "stopped"
-        return f"<ArtemisBroker {self.version or '?'} {self.url} {state}>"
-
     # ------------------------------------------------------------------ lifecycle
 
     def fetch(self) -> ArtemisDistribution:
         """Resolve (and if needed download) the distribution."""
         if self._distribution is None:
-            started = time.monotonic()
-            self._distribution = ensure_distribution(
-                self._versions, root=self._cache_root, log=self._log
-            )
-            self.timings["fetch"] = time.monotonic() - started
+            with self._timed("fetch"):
+                self._distribution = ensure_distribution(
+                    self._versions, root=self._cache_root, log=self._log
+                )
         return self._distribution
 
     def add_broker_properties(self, lines: Iterable[str]) -> None:
@@ -632,12 +523,12 @@ class ArtemisBroker:
             return self.instance_dir
         dist = self.fetch()
         self._java = require_java()
-        if self._instance_dir is None:
-            self._instance_dir = Path(tempfile.mkdtemp(prefix="jmspy-artemis-"))
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="jmspy-artemis-"))
         args = [
             str(dist.artemis_script),
             "create",
-            str(self._instance_dir),
+            str(self._dir),
             "--silent",
             "--force",
             "--user",
@@ -675,92 +566,35 @@ class ArtemisBroker:
             )
         except subprocess.TimeoutExpired as exc:
             raise BrokerProvisioningError(
-                f"'artemis create' did not finish within 180s in {self._instance_dir}"
+                f"'artemis create' did not finish within 180s in {self._dir}"
             ) from exc
         if done.returncode != 0:
             raise BrokerProvisioningError(
-                f"'artemis create' failed (exit {done.returncode}) in {self._instance_dir}:\n"
-                + _tail(done.stdout + done.stderr, 30)
+                f"'artemis create' failed (exit {done.returncode}) in {self._dir}:\n"
+                + tail(done.stdout + done.stderr, 30)
             )
         self.timings["create"] = time.monotonic() - started
         self._created = True
         self._write_properties()
-        return self._instance_dir
-
-    def start(self, timeout: float = 60.0) -> Self:
-        """Run the broker and return once it accepts connections on its AMQP port."""
-        if self.running:
-            return self
-        self.create()
-        attempts = 1 if self._fixed_port else 3
-        started = time.monotonic()
-        for attempt in range(1, attempts + 1):
-            outcome = self._launch_and_wait(timeout)
-            if outcome is None:
-                self.timings["start"] = time.monotonic() - started
-                _OWNED.add(self)
-                return self
-            if outcome == "port-taken" and attempt < attempts:
-                # Someone grabbed the port after we picked it; take another one.
-                self._port = free_port(self._host)
-                self._retarget_acceptor(self._port)
-                continue
-            raise BrokerProvisioningError(outcome)
-        raise AssertionError("unreachable")
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop the broker; a no-op when it is not running. Safe to call repeatedly.
-
-        A SIGTERM to the broker's process group runs the same shutdown hook as
-        ``artemis stop`` without launching a second JVM just to drop a STOP_ME file; after
-        ``timeout`` the group is killed.
-        """
-        _OWNED.discard(self)
-        pid, proc = self._pid, self._proc
-        if pid is not None:
-            began = time.monotonic()
-            stop_process_group(pid, timeout, reap=proc.poll if proc is not None else None)
-            if proc is not None:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=5)
-            self.timings["stop"] = time.monotonic() - began
-        self._pid = None
-        self._proc = None
-        if self._owns_dir and not self._keep_instance and self._instance_dir is not None:
-            shutil.rmtree(self._instance_dir, ignore_errors=True)
-            self._created = False
-
-    def detach(self) -> int:
-        """Let the broker outlive this Python process (used by ``jmspy-broker start``).
-
-        Returns the pid, which is also the process group to signal to stop it.
-        """
-        if self._pid is None:
-            raise BrokerProvisioningError("broker is not running")
-        _OWNED.discard(self)
-        self._owns_dir = False
-        # Forget the Popen handle so nothing in this process waits on or kills the child.
-        self._proc = None
-        return self._pid
+        return self._dir
 
     def log_tail(self, lines: int = 40) -> str:
         try:
-            return _tail(self.log_path.read_text(errors="replace"), lines)
+            return tail(self.log_path.read_text(errors="replace"), lines)
         except OSError:
             return "(no broker log)"
 
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     # ------------------------------------------------------------------ internals
+
+    def _prepare(self) -> None:
+        self.create()
+
+    def _port_changed(self) -> None:
+        self._retarget_acceptor(self._port)
+
+    def _dir_removed(self) -> None:
+        # The path is kept: a later start() creates the instance there again.
+        self._created = False
 
     def _child_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
@@ -790,77 +624,56 @@ class ArtemisBroker:
         broker_xml.write_text(new)
 
     def _launch_and_wait(self, timeout: float) -> str | None:
-        """Start ``artemis run``; None when ready, else why not ("port-taken" is retryable)."""
-        log_path = self.log_path
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        with log_path.open("ab") as log_file:
-            offset = log_file.tell()
-            try:
-                proc = subprocess.Popen(
-                    [str(self.instance_dir / "bin" / "artemis"), "run"],
-                    cwd=self.instance_dir,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log_file,
-                    stderr=subprocess.STDOUT,
-                    env=self._child_env(),
-                    # Own session and process group: the whole tree can be signalled at once,
-                    # a Ctrl-C in the terminal does not reach it, and it can outlive us.
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                return f"could not run {self.instance_dir / 'bin' / 'artemis'}: {exc}"
-        self._proc, self._pid = proc, proc.pid
+        """Start ``artemis run``; None when ready, else why not (PORT_TAKEN is retryable)."""
+        log = LogWindow(self.log_path)
+        script = self.instance_dir / "bin" / "artemis"
+        proc = self._spawn(
+            [str(script), "run"],
+            log_path=self.log_path,
+            cwd=self.instance_dir,
+            env=self._child_env(),
+            program=script,
+        )
+        if isinstance(proc, str):
+            return proc
         acceptor = re.compile(rf"{ACCEPTOR_ID}: Started \w+ Acceptor at [^\s:]+:{self._port}\b")
-        deadline = time.monotonic() + timeout
-        seen = ""
-        with log_path.open("rb") as reader:
-            reader.seek(offset)
-            while True:
-                seen += reader.read().decode("utf-8", errors="replace")
-                active = ACTIVE_ID in seen
-                if active and acceptor.search(seen) and port_accepts(self._host, self._port):
-                    return None
-                exited = proc.poll() is not None
-                bind_failed = "Address already in use" in seen or "BindException" in seen
-                if exited or bind_failed or (active and not acceptor.search(seen)):
-                    # Give the log a moment to receive the rest of the failure.
-                    time.sleep(0.2)
-                    seen += reader.read().decode("utf-8", errors="replace")
-                    if not exited and active and not bind_failed and acceptor.search(seen):
-                        continue
-                    self._abort(proc)
-                    if bind_failed and not self._fixed_port:
-                        return "port-taken"
-                    why = (
-                        f"exited with status {proc.returncode}"
-                        if exited
-                        else f"did not open its acceptor on {self._host}:{self._port}"
-                    )
-                    return self._failure(f"Artemis {why}", seen)
-                if time.monotonic() >= deadline:
-                    self._abort(proc)
-                    return self._failure(
-                        f"Artemis was not ready on {self.url} within {timeout:.0f}s", seen
-                    )
-                time.sleep(0.1)
 
-    def _abort(self, proc: subprocess.Popen[bytes]) -> None:
-        stop_process_group(proc.pid, timeout=10.0, reap=proc.poll)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=5)
-        self._proc = None
-        self._pid = None
+        def assess(seen: str) -> Wait | str:
+            active = ACTIVE_ID in seen
+            if active and acceptor.search(seen) and port_accepts(self._host, self._port):
+                return Wait.READY
+            exited = proc.poll() is not None
+            bind_failed = "Address already in use" in seen or "BindException" in seen
+            if not (exited or bind_failed or (active and not acceptor.search(seen))):
+                return Wait.PENDING
+            # Give the log a moment to receive the rest of the failure.
+            time.sleep(0.2)
+            seen = log.text()
+            if not exited and active and not bind_failed and acceptor.search(seen):
+                return assess(log.text())  # the acceptor line was on its way: look again now
+            if bind_failed and not self._fixed_port:
+                return PORT_TAKEN
+            why = (
+                f"exited with status {proc.returncode}"
+                if exited
+                else f"did not open its acceptor on {self._host}:{self._port}"
+            )
+            return self._failure(f"Artemis {why}", seen)
+
+        def timed_out(seen: str) -> str:
+            return self._failure(f"Artemis was not ready on {self.url} within {timeout:.0f}s", seen)
+
+        return self._await_ready(timeout, log, assess, timed_out)
 
     def _failure(self, headline: str, log_text: str) -> str:
         # Java stack traces push the useful line out of any short tail, so the broker's own
         # ERROR lines and the exception messages come first.
-        key_lines = [
-            line.strip()
-            for line in log_text.splitlines()
-            if " ERROR " in line or re.match(r"^(Caused by: )?[\w.$]+(Exception|Error): ", line)
-        ][:8]
-        errors = ("\nbroker errors:\n  " + "\n  ".join(key_lines)) if key_lines else ""
-        return (
-            f"{headline} (instance {self._instance_dir}, log {self.log_path}){errors}\n"
-            f"last lines:\n{_tail(log_text, 15) or '(empty log)'}"
+        return failure_report(
+            headline,
+            log_text,
+            is_key=lambda line: (
+                " ERROR " in line or re.match(r"^(Caused by: )?[\w.$]+(Exception|Error): ", line)
+            ),
+            label="broker errors",
+            where=f"instance {self._dir}, log {self.log_path}",
         )

@@ -10,7 +10,8 @@ import socket
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
 
 __all__ = [
     "Broker",
@@ -50,6 +51,55 @@ class Broker(Protocol):
     def password(self) -> str: ...
 
     def stop(self, timeout: float = 30.0) -> None: ...
+
+
+class Endpoint:
+    """Where a broker listens and the credentials it wants; ``with`` starts and stops it.
+
+    The broker classes set ``_host``, ``_port``, ``_username`` and ``_password``.
+    """
+
+    _host: str
+    _port: int
+    _username: str
+    _password: str
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"amqp://{self._host}:{self._port}"
+
+    @property
+    def username(self) -> str:
+        return self._username
+
+    @property
+    def password(self) -> str:
+        return self._password
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self, timeout: float = 30.0) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -28,7 +28,8 @@ from types import FrameType
 from typing import Any
 
 from . import SUPPORTED_KINDS
-from .artemis import ArtemisBroker, ensure_distribution, process_group_alive, stop_process_group
+from ._process import process_group_alive, stop_process_group
+from .artemis import ArtemisBroker, ensure_distribution
 from .base import BrokerProvisioningError, cache_dir, file_lock
 from .rabbitmq import QueueSpec, RabbitMQBroker, ensure_installation
 

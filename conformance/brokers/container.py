@@ -13,10 +13,9 @@ import re
 import socket
 import urllib.parse
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any, Self
 
-from .base import BrokerProvisioningError
+from .base import BrokerProvisioningError, Endpoint
 
 __all__ = ["DEFAULT_IMAGE", "ArtemisContainerBroker", "docker_available"]
 
@@ -77,7 +76,7 @@ def docker_available(
     return False, f"Docker engine at {where} answered /_ping with {status or 'nothing'!r}"
 
 
-class ArtemisContainerBroker:
+class ArtemisContainerBroker(Endpoint):
     """Artemis from the official image, its AMQP acceptor (5672) mapped to a host port."""
 
     kind = "artemis"
@@ -102,26 +101,6 @@ class ArtemisContainerBroker:
     @property
     def image(self) -> str:
         return self._image
-
-    @property
-    def host(self) -> str:
-        return self._host
-
-    @property
-    def port(self) -> int:
-        return self._port
-
-    @property
-    def url(self) -> str:
-        return f"amqp://{self._host}:{self._port}"
-
-    @property
-    def username(self) -> str:
-        return self._username
-
-    @property
-    def password(self) -> str:
-        return self._password
 
     @property
     def version(self) -> str:
@@ -177,17 +156,6 @@ class ArtemisContainerBroker:
         container, self._container = self._container, None
         if container is not None:
             container.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _log_wait_strategy(message: str, timeout: float) -> Any:

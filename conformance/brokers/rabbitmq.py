@@ -113,7 +113,6 @@ Transactions *              coordinator target: ``amqp:not-implemented``.
 
 from __future__ import annotations
 
-import atexit
 import base64
 import contextlib
 import dataclasses
@@ -130,10 +129,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from .artemis import process_group_alive, stop_process_group
+from ._process import PORT_TAKEN, LocalBroker, LogWindow, Wait, failure_report, tail
 from .base import BrokerProvisioningError, free_port, port_accepts
 
 __all__ = [
@@ -355,7 +353,7 @@ def install_with_apt(log: Callable[[str], None] | None = None) -> RabbitMQInstal
             if result.returncode != 0:
                 raise BrokerProvisioningError(
                     f"{' '.join(args)} failed (exit {result.returncode}):\n"
-                    + _tail(result.stdout + result.stderr, 20)
+                    + tail(result.stdout + result.stderr, 20)
                 )
     finally:
         if placed:
@@ -487,25 +485,15 @@ def node_config(definitions: Path) -> str:
 # --------------------------------------------------------------------------- the broker
 
 
-# Nodes this process started and still owns; stopped at interpreter exit.
-_OWNED: set[RabbitMQBroker] = set()
-
-
-@atexit.register
-def _stop_owned() -> None:
-    for broker in list(_OWNED):
-        with contextlib.suppress(Exception):
-            broker.stop(timeout=10.0)
-
-
-class RabbitMQBroker:
+class RabbitMQBroker(LocalBroker):
     """One private RabbitMQ node with the AMQP 1.0 plugin, on free local ports.
 
     >>> with RabbitMQBroker() as rabbit:
     ...     connect(rabbit.url, rabbit.username, rabbit.password)
 
     ``port=None`` picks a free port and retries with other ports if one is taken between the
-    pick and the bind. ``queues`` are declared at boot (see :class:`QueueSpec`).
+    pick and the bind. ``queues`` are declared at boot (see :class:`QueueSpec`). AMQP 1.0
+    and 0-9-1 clients share :attr:`port`.
     """
 
     kind = "rabbitmq"
@@ -523,45 +511,21 @@ class RabbitMQBroker:
         keep_dir: bool = False,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        self._host = host
-        self._fixed_port = port is not None
-        self._port = port if port is not None else free_port(host)
+        super().__init__(
+            port=port,
+            host=host,
+            username=username,
+            password=password,
+            directory=base_dir,
+            keep_dir=keep_dir,
+            log=log,
+        )
         self._dist_port = 0
         self._epmd_port = 0
-        self._username = username
-        self._password = password
-        self._owns_dir = base_dir is None
-        self._base_dir: Path | None = Path(base_dir).resolve() if base_dir else None
         self._queues = list(queues)
         self._installation = installation
-        self._keep_dir = keep_dir
-        self._log = log
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._pgid: int | None = None
-        self.timings: dict[str, float] = {}
 
     # ------------------------------------------------------------------ properties
-
-    @property
-    def host(self) -> str:
-        return self._host
-
-    @property
-    def port(self) -> int:
-        """The AMQP port; 1.0 and 0-9-1 clients share it."""
-        return self._port
-
-    @property
-    def url(self) -> str:
-        return f"amqp://{self._host}:{self._port}"
-
-    @property
-    def username(self) -> str:
-        return self._username
-
-    @property
-    def password(self) -> str:
-        return self._password
 
     @property
     def version(self) -> str:
@@ -586,9 +550,9 @@ class RabbitMQBroker:
 
     @property
     def base_dir(self) -> Path:
-        if self._base_dir is None:
+        if self._dir is None:
             raise BrokerProvisioningError("the node directory exists only after start()")
-        return self._base_dir
+        return self._dir
 
     @property
     def log_path(self) -> Path:
@@ -600,97 +564,14 @@ class RabbitMQBroker:
         """stdout and stderr of the start script (the banner, and crashes before logging)."""
         return self.base_dir / "log" / "console.log"
 
-    @property
-    def pid(self) -> int | None:
-        """The process group of the node and its epmd (the epmd's pid) while running."""
-        return self._pgid
-
-    @property
-    def running(self) -> bool:
-        if self._proc is not None:
-            return self._proc.poll() is None
-        return self._pgid is not None and process_group_alive(self._pgid)
-
-    def __repr__(self) -> str:
-        state = "running" if self.running else "stopped"
-        return f"<RabbitMQBroker {self.version or '?'} {self.url} {state}>"
-
     # ------------------------------------------------------------------ lifecycle
 
     def fetch(self) -> RabbitMQInstallation:
         """Locate the installed release (never installs; see :func:`ensure_installation`)."""
         if self._installation is None:
-            started = time.monotonic()
-            self._installation = ensure_installation(install=False)
-            self.timings["fetch"] = time.monotonic() - started
+            with self._timed("fetch"):
+                self._installation = ensure_installation(install=False)
         return self._installation
-
-    def start(self, timeout: float = 60.0) -> Self:
-        """Run the node and return once it accepts an authenticated AMQP 1.0 connection."""
-        if self.running:
-            return self
-        self.fetch()
-        if self._base_dir is None:
-            self._base_dir = Path(tempfile.mkdtemp(prefix="jmspy-rabbitmq-"))
-        attempts = 1 if self._fixed_port else 3
-        started = time.monotonic()
-        for attempt in range(1, attempts + 1):
-            outcome = self._launch_and_wait(timeout)
-            if outcome is None:
-                self.timings["start"] = time.monotonic() - started
-                _OWNED.add(self)
-                return self
-            if outcome == "port-taken" and attempt < attempts:
-                self._port = free_port(self._host)
-                continue
-            raise BrokerProvisioningError(outcome)
-        raise AssertionError("unreachable")
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop the node, then its epmd; a no-op when not running. Safe to call repeatedly.
-
-        SIGTERM makes the start script and the Erlang VM shut RabbitMQ down cleanly (the
-        same as ``rabbitmqctl stop`` without booting a CLI VM); whatever is left of the
-        process group after ``timeout`` is killed.
-        """
-        _OWNED.discard(self)
-        began = time.monotonic()
-        proc, pgid = self._proc, self._pgid
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=timeout)
-        if pgid is not None:
-            _stop_group(pgid, timeout, proc)
-        self._proc = None
-        self._pgid = None
-        if proc is not None:
-            self.timings["stop"] = time.monotonic() - began
-        if self._owns_dir and not self._keep_dir and self._base_dir is not None:
-            shutil.rmtree(self._base_dir, ignore_errors=True)
-            self._base_dir = None
-
-    def detach(self) -> int:
-        """Let the node outlive this process (``jmspy-broker start``); returns its pgid."""
-        if self._pgid is None:
-            raise BrokerProvisioningError("broker is not running")
-        _OWNED.discard(self)
-        self._owns_dir = False
-        pgid = self._pgid
-        self._proc = None
-        return pgid
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # ------------------------------------------------------------------ management
 
@@ -719,7 +600,7 @@ class RabbitMQBroker:
         if check and done.returncode != 0:
             raise BrokerProvisioningError(
                 f"rabbitmqctl {' '.join(args)} failed (exit {done.returncode}):\n"
-                + _tail(done.stdout + done.stderr, 15)
+                + tail(done.stdout + done.stderr, 15)
             )
         return done
 
@@ -783,10 +664,32 @@ class RabbitMQBroker:
         texts = []
         for path in (self.console_log_path, self.log_path):
             with contextlib.suppress(OSError, BrokerProvisioningError):
-                texts.append(f"--- {path.name}\n" + _tail(path.read_text(errors="replace"), lines))
+                texts.append(f"--- {path.name}\n" + tail(path.read_text(errors="replace"), lines))
         return "\n".join(texts) or "(no node log)"
 
     # ------------------------------------------------------------------ internals
+
+    def _prepare(self) -> None:
+        self.fetch()
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="jmspy-rabbitmq-"))
+
+    def _dir_removed(self) -> None:
+        self._dir = None
+
+    def _terminate(self, pgid: int, proc: subprocess.Popen[bytes] | None, timeout: float) -> None:
+        """The node first, then its epmd.
+
+        SIGTERM makes the start script and the Erlang VM shut RabbitMQ down cleanly (the
+        same as ``rabbitmqctl stop`` without booting a CLI VM); whatever is left of the
+        process group after ``timeout`` is killed.
+        """
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=timeout)
+        super()._terminate(pgid, proc, timeout)
 
     def _child_env(self) -> dict[str, str]:
         base = self.base_dir
@@ -833,67 +736,54 @@ class RabbitMQBroker:
         (base / "rabbitmq-env.conf").write_text("# intentionally empty: see the environment\n")
 
     def _launch_and_wait(self, timeout: float) -> str | None:
-        """Start epmd and the node; None when ready, else why not ("port-taken" retries)."""
+        """Start epmd and the node; None when ready, else why not (PORT_TAKEN retries)."""
         self._write_files()
         self._dist_port = free_port(self._host)
         self._epmd_port = free_port(self._host)
         epmd = find_epmd()
         installation = self.fetch()
-        # Only what this attempt writes counts (a retry appends to the same files).
-        logs = {path: _size(path) for path in (self.log_path, self.console_log_path)}
-
-        def log_text() -> str:
-            return "".join(_read(path, offset) for path, offset in logs.items())
-
-        with self.console_log_path.open("ab") as out:
-            try:
-                proc = subprocess.Popen(
-                    ["sh", "-c", _LAUNCHER, "jmspy-rabbitmq", str(epmd), str(self._epmd_port)]
-                    + [str(installation.server_script)],
-                    cwd=self.base_dir,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    env=self._child_env(),
-                    # Own session and process group (the epmd's too): one signal reaches
-                    # the whole node, a Ctrl-C in the terminal does not, and it can
-                    # outlive us when detached.
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                return f"could not run {installation.server_script}: {exc}"
-        self._proc, self._pgid = proc, proc.pid
-        deadline = time.monotonic() + timeout
+        log = LogWindow(self.log_path, self.console_log_path)
+        proc = self._spawn(
+            ["sh", "-c", _LAUNCHER, "jmspy-rabbitmq", str(epmd), str(self._epmd_port)]
+            + [str(installation.server_script)],
+            log_path=self.console_log_path,
+            cwd=self.base_dir,
+            env=self._child_env(),
+            program=installation.server_script,
+        )
+        if isinstance(proc, str):
+            return proc
         last_error = ""
-        while True:
-            text = log_text()
+
+        def assess(text: str) -> Wait | str:
+            nonlocal last_error
             if _READY_LINE in text and port_accepts(self._host, self._port):
                 last_error = self._try_amqp10()
                 if not last_error:
-                    return None
+                    return Wait.READY
             exited = proc.poll() is not None
             if exited and proc.returncode == _EPMD_FAILED:
-                self._abort()
                 if self._fixed_port:
                     return f"could not start a private epmd on port {self._epmd_port}"
-                return "port-taken"
-            if exited or _BIND_FAILED.search(text):
-                # Give the logs a moment to receive the rest of the failure.
-                time.sleep(0.3)
-                text = log_text()
-                self._abort()
-                if _BIND_FAILED.search(text) and not self._fixed_port:
-                    return "port-taken"
-                why = f"exited with status {proc.returncode}" if exited else "could not listen"
-                return self._failure(f"RabbitMQ node {self.node_name} {why}", text)
-            if time.monotonic() >= deadline:
-                self._abort()
-                detail = f"; last AMQP 1.0 attempt: {last_error}" if last_error else ""
-                return self._failure(
-                    f"RabbitMQ was not ready on {self.url} within {timeout:.0f}s{detail}",
-                    log_text(),
-                )
-            time.sleep(0.1)
+                return PORT_TAKEN
+            if not (exited or _BIND_FAILED.search(text)):
+                return Wait.PENDING
+            # Give the logs a moment to receive the rest of the failure.
+            time.sleep(0.3)
+            text = log.text()
+            if _BIND_FAILED.search(text) and not self._fixed_port:
+                return PORT_TAKEN
+            why = f"exited with status {proc.returncode}" if exited else "could not listen"
+            return self._failure(f"RabbitMQ node {self.node_name} {why}", text)
+
+        def timed_out(_seen: str) -> str:
+            detail = f"; last AMQP 1.0 attempt: {last_error}" if last_error else ""
+            return self._failure(
+                f"RabbitMQ was not ready on {self.url} within {timeout:.0f}s{detail}",
+                log.text(),  # read again: what the node wrote while it was stopped
+            )
+
+        return self._await_ready(timeout, log, assess, timed_out)
 
     def _try_amqp10(self) -> str:
         """'' when an authenticated AMQP 1.0 connection opens, else the error."""
@@ -915,44 +805,11 @@ class RabbitMQBroker:
             conn.close()
         return ""
 
-    def _abort(self) -> None:
-        if self._pgid is not None:
-            _stop_group(self._pgid, 10.0, self._proc)
-        self._proc = None
-        self._pgid = None
-
     def _failure(self, headline: str, log_text: str) -> str:
-        key = [
-            line.strip()
-            for line in log_text.splitlines()
-            if "[error]" in line or "[critical]" in line or "BOOT FAILED" in line
-        ][:8]
-        errors = ("\nnode errors:\n  " + "\n  ".join(key)) if key else ""
-        return (
-            f"{headline} (directory {self.base_dir}, log {self.log_path}){errors}\n"
-            f"last lines:\n{_tail(log_text, 15) or '(empty log)'}"
+        return failure_report(
+            headline,
+            log_text,
+            is_key=lambda line: "[error]" in line or "[critical]" in line or "BOOT FAILED" in line,
+            label="node errors",
+            where=f"directory {self.base_dir}, log {self.log_path}",
         )
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-def _read(path: Path, offset: int = 0) -> str:
-    try:
-        with path.open("rb") as handle:
-            handle.seek(offset)
-            return handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def _stop_group(pgid: int, timeout: float, proc: subprocess.Popen[bytes] | None) -> bool:
-    return stop_process_group(pgid, timeout, reap=proc.poll if proc is not None else None)
-
-
-def _tail(text: str, lines: int = 40) -> str:
-    return "\n".join(text.splitlines()[-lines:])

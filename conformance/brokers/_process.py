@@ -1,0 +1,382 @@
+"""What the local brokers share: a broker run as a process group of its own.
+
+:class:`~.artemis.ArtemisBroker` and :class:`~.rabbitmq.RabbitMQBroker` both run their
+server in a new session with its output appended to a log, wait with a deadline until it
+is ready (retrying on another free port when the one they picked was taken meanwhile),
+stop it with SIGTERM and then SIGKILL, and stop whatever they still own when the
+interpreter exits. :class:`LocalBroker` is that lifecycle; the subclasses say what to run,
+what "ready" means and which log lines explain a failure.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import enum
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Self
+
+from .base import BrokerProvisioningError, Endpoint, free_port
+
+__all__ = [
+    "PORT_TAKEN",
+    "LocalBroker",
+    "LogWindow",
+    "Wait",
+    "failure_report",
+    "process_group_alive",
+    "stop_process_group",
+    "tail",
+]
+
+#: What a launch attempt returns when the chosen port was taken; start() retries on another.
+PORT_TAKEN = "port-taken"
+
+
+# --------------------------------------------------------------------------- process groups
+
+
+def process_group_alive(pgid: int) -> bool:
+    """True while a process of group ``pgid`` is still running.
+
+    Zombies do not count: a broker we did not start (``jmspy-broker stop`` from another
+    shell) stays a zombie until init reaps it, and in containers without a reaping init
+    that never happens.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..."; comm may itself contain spaces and parentheses.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def stop_process_group(
+    pgid: int,
+    timeout: float = 30.0,
+    reap: Callable[[], object] | None = None,
+) -> bool:
+    """SIGTERM a process group, wait up to ``timeout``, then SIGKILL what is left.
+
+    Returns True when the group ended on SIGTERM. ``reap`` is called while waiting so a
+    parent can collect its child (a zombie still counts as a group member).
+    """
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if reap is not None:
+            reap()
+        if not process_group_alive(pgid):
+            return True
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
+    kill_deadline = time.monotonic() + 10.0
+    while time.monotonic() < kill_deadline:
+        if reap is not None:
+            reap()
+        if not process_group_alive(pgid):
+            break
+        time.sleep(0.05)
+    return False
+
+
+# --------------------------------------------------------------------------- logs
+
+
+def tail(text: str, lines: int = 40) -> str:
+    """The last ``lines`` lines of ``text``."""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _read(path: Path, offset: int = 0) -> str:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+class LogWindow:
+    """What has been appended to some log files since the window was made.
+
+    A retry appends to the same files, so only what one launch attempt wrote counts.
+    """
+
+    def __init__(self, *paths: Path) -> None:
+        self._offsets = {path: _size(path) for path in paths}
+
+    def text(self) -> str:
+        return "".join(_read(path, offset) for path, offset in self._offsets.items())
+
+
+def failure_report(
+    headline: str, log_text: str, *, is_key: Callable[[str], object], label: str, where: str
+) -> str:
+    """A start failure for a person: what happened, where, the key log lines, the last ones.
+
+    The first eight lines ``is_key`` picks come first, under ``label``: the line that says
+    what went wrong is easily pushed out of a short tail (by a stack trace, say).
+    """
+    key_lines = [line.strip() for line in log_text.splitlines() if is_key(line)][:8]
+    errors = (f"\n{label}:\n  " + "\n  ".join(key_lines)) if key_lines else ""
+    return f"{headline} ({where}){errors}\nlast lines:\n{tail(log_text, 15) or '(empty log)'}"
+
+
+# --------------------------------------------------------------------------- the lifecycle
+
+
+class Wait(enum.Enum):
+    """What a readiness check may conclude besides a failure (a message)."""
+
+    READY = enum.auto()
+    PENDING = enum.auto()
+
+
+# Brokers this process started and still owns; stopped at interpreter exit so a crashed
+# test session does not leave servers behind. Detached brokers are removed from it.
+_OWNED: set[LocalBroker] = set()
+
+
+@atexit.register
+def _stop_owned() -> None:
+    for broker in list(_OWNED):
+        with contextlib.suppress(Exception):
+            broker.stop(timeout=10.0)
+
+
+class LocalBroker(Endpoint):
+    """A broker run as a local process group on ``host:port`` with a directory of its own.
+
+    ``port=None`` picks a free port, and start() retries with another one when a launch
+    attempt reports :data:`PORT_TAKEN`. A directory the broker made itself (``directory``
+    None) is deleted by stop() unless ``keep_dir``. Subclasses implement
+    :meth:`_prepare` and :meth:`_launch_and_wait` (with :meth:`_spawn` and
+    :meth:`_await_ready`), and :attr:`version`.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int | None,
+        host: str,
+        username: str,
+        password: str,
+        directory: str | os.PathLike[str] | None,
+        keep_dir: bool,
+        log: Callable[[str], None] | None,
+    ) -> None:
+        self._host = host
+        self._fixed_port = port is not None
+        self._port = port if port is not None else free_port(host)
+        self._username = username
+        self._password = password
+        self._owns_dir = directory is None
+        self._dir: Path | None = Path(directory).resolve() if directory else None
+        self._keep_dir = keep_dir
+        self._log = log
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pgid: int | None = None
+        self.timings: dict[str, float] = {}
+
+    @property
+    def version(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def pid(self) -> int | None:
+        """The process group id (the pid of its leader) while the broker runs."""
+        return self._pgid
+
+    @property
+    def running(self) -> bool:
+        if self._proc is not None:
+            return self._proc.poll() is None
+        return self._pgid is not None and process_group_alive(self._pgid)
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<{type(self).__name__} {self.version or '?'} {self.url} {state}>"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self, timeout: float = 60.0) -> Self:
+        """Run the broker and return once it is ready for clients (a no-op when running)."""
+        if self.running:
+            return self
+        self._prepare()
+        attempts = 1 if self._fixed_port else 3
+        started = time.monotonic()
+        for attempt in range(1, attempts + 1):
+            outcome = self._launch_and_wait(timeout)
+            if outcome is None:
+                self.timings["start"] = time.monotonic() - started
+                _OWNED.add(self)
+                return self
+            if outcome == PORT_TAKEN and attempt < attempts:
+                # Someone grabbed the port after we picked it; take another one.
+                self._port = free_port(self._host)
+                self._port_changed()
+                continue
+            raise BrokerProvisioningError(outcome)
+        raise AssertionError("unreachable")
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop the broker; a no-op when it is not running. Safe to call repeatedly.
+
+        The process group gets SIGTERM, which shuts the server down cleanly; whatever is
+        left of it after ``timeout`` is killed.
+        """
+        _OWNED.discard(self)
+        pgid, proc = self._pgid, self._proc
+        if pgid is not None:
+            began = time.monotonic()
+            self._terminate(pgid, proc, timeout)
+            self.timings["stop"] = time.monotonic() - began
+        self._pgid = None
+        self._proc = None
+        if self._owns_dir and not self._keep_dir and self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir_removed()
+
+    def detach(self) -> int:
+        """Let the broker outlive this Python process (used by ``jmspy-broker start``).
+
+        Returns the pid, which is also the process group to signal to stop it.
+        """
+        if self._pgid is None:
+            raise BrokerProvisioningError("broker is not running")
+        _OWNED.discard(self)
+        self._owns_dir = False
+        # Forget the Popen handle so nothing in this process waits on or kills the child.
+        self._proc = None
+        return self._pgid
+
+    # ------------------------------------------------------------------ for subclasses
+
+    def _prepare(self) -> None:
+        """Everything start() needs before the first launch attempt."""
+
+    def _launch_and_wait(self, timeout: float) -> str | None:
+        """One launch attempt: None when ready, else why not (:data:`PORT_TAKEN` retries)."""
+        raise NotImplementedError
+
+    def _port_changed(self) -> None:
+        """start() picked another port for the next attempt."""
+
+    def _dir_removed(self) -> None:
+        """stop() deleted the broker's own directory."""
+
+    def _terminate(self, pgid: int, proc: subprocess.Popen[bytes] | None, timeout: float) -> None:
+        """Stop a running broker's process group (stop(); a failed start uses _abort())."""
+        self._end_group(pgid, proc, timeout)
+
+    @contextlib.contextmanager
+    def _timed(self, step: str) -> Iterator[None]:
+        """Record in :attr:`timings` how long ``step`` took when it succeeds."""
+        started = time.monotonic()
+        yield
+        self.timings[step] = time.monotonic() - started
+
+    def _spawn(
+        self,
+        args: Sequence[str],
+        *,
+        log_path: Path,
+        cwd: Path,
+        env: Mapping[str, str],
+        program: object,
+    ) -> subprocess.Popen[bytes] | str:
+        """Start ``args`` with stdout and stderr appended to ``log_path``.
+
+        Returns the process, or why ``program`` could not be run.
+        """
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with log_path.open("ab") as out:
+            try:
+                proc = subprocess.Popen(
+                    list(args),
+                    cwd=cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=dict(env),
+                    # Own session and process group: the whole tree can be signalled at once,
+                    # a Ctrl-C in the terminal does not reach it, and it can outlive us.
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                return f"could not run {program}: {exc}"
+        self._proc, self._pgid = proc, proc.pid
+        return proc
+
+    def _await_ready(
+        self,
+        timeout: float,
+        log: LogWindow,
+        assess: Callable[[str], Wait | str],
+        timed_out: Callable[[str], str],
+    ) -> str | None:
+        """Poll ``assess`` with the log text until it decides or ``timeout`` passes.
+
+        ``assess`` returns :attr:`Wait.READY`, :attr:`Wait.PENDING` or why the start failed;
+        a failure, and the deadline, abort the attempt. ``timed_out`` is called after the
+        abort with the last log text seen and returns the message.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            text = log.text()
+            verdict = assess(text)
+            if verdict is Wait.READY:
+                return None
+            if verdict is not Wait.PENDING:
+                self._abort()
+                return verdict
+            if time.monotonic() >= deadline:
+                self._abort()
+                return timed_out(text)
+            time.sleep(0.1)
+
+    def _abort(self) -> None:
+        """Kill the process group of a failed start attempt."""
+        if self._pgid is not None:
+            self._end_group(self._pgid, self._proc, 10.0)
+        self._proc = None
+        self._pgid = None
+
+    @staticmethod
+    def _end_group(pgid: int, proc: subprocess.Popen[bytes] | None, timeout: float) -> None:
+        stop_process_group(pgid, timeout, reap=proc.poll if proc is not None else None)
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
