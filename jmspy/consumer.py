@@ -393,6 +393,8 @@ class MessageConsumer:
             self._cv.notify()
         if self._listener is not None:
             self._session._signal_ready(self, len(inbounds))
+        elif self._batch_listener is not None:
+            self._session._signal_ready(self)
 
     def _dispatch_one(self) -> None:
         """Session dispatch thread: deliver one buffered message to the listener."""

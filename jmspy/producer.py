@@ -52,6 +52,21 @@ def validate_milliseconds(name: str, value: Any) -> int:
     return value
 
 
+def _naming_destination(exc: JMSException, destination: Destination) -> JMSException:
+    """DD-9: a refused send says which destination. Links through the anonymous relay do not
+    know it, so the producer adds it (same exception class, code and cause)."""
+    if str(destination) in exc.reason:
+        return exc
+    named = type(exc)(
+        f"send to {destination} failed: {exc.reason}",
+        exc.error_code,
+        exc.linked_exception,
+        reason_code=exc.reason_code,
+        rule_id=exc.rule_id,
+    )
+    return named
+
+
 def _is_completion_listener(value: Any) -> bool:
     return hasattr(value, "onCompletion") and hasattr(value, "onException")
 
@@ -336,7 +351,10 @@ class MessageProducer:
             link.txn_failure_handler = self._session._on_txn_failure
             link.send(payload, False, self._send_timeout, txn_id, track)
         else:
-            link.send(payload, sync, self._send_timeout, None, track)
+            try:
+                link.send(payload, sync, self._send_timeout, None, track)
+            except JMSException as exc:
+                raise _naming_destination(exc, destination) from exc
         if listener is not None and track is not None:
             self._session._track_async_send(self, track, message, listener)
 

@@ -38,25 +38,9 @@ import pytest
 
 BROKER_TESTS_DIR = Path(__file__).parent / "broker"
 
-# Address settings the redelivery tests rely on, loaded from etc/broker.properties at start.
-# Each prefix gets its own behaviour so tests can choose it by queue name.
-ARTEMIS_TEST_ADDRESS_SETTINGS = (
-    # Delay 400 ms, multiplier 2, capped at 1000 ms; 4 attempts, then the DLQ queue.
-    'addressSettings."jmspy.rd.delay.#".redeliveryDelay=400',
-    'addressSettings."jmspy.rd.delay.#".redeliveryMultiplier=2.0',
-    'addressSettings."jmspy.rd.delay.#".maxRedeliveryDelay=1000',
-    'addressSettings."jmspy.rd.delay.#".maxDeliveryAttempts=4',
-    'addressSettings."jmspy.rd.delay.#".deadLetterAddress=DLQ',
-    # Collision avoidance: delay 400 ms +- 50 %.
-    'addressSettings."jmspy.rd.cav.#".redeliveryDelay=400',
-    'addressSettings."jmspy.rd.cav.#".redeliveryCollisionAvoidanceFactor=0.5',
-    'addressSettings."jmspy.rd.cav.#".maxDeliveryAttempts=-1',
-    # 3 attempts, then auto-created dead-letter resources: DLA::DLQ.<address>.
-    'addressSettings."jmspy.rd.dla.#".maxDeliveryAttempts=3',
-    'addressSettings."jmspy.rd.dla.#".deadLetterAddress=DLA',
-    'addressSettings."jmspy.rd.dla.#".autoCreateDeadLetterResources=true',
-    'addressSettings."jmspy.rd.dla.#".autoCreateAddresses=true',
-)
+# Address settings the redelivery tests and the conformance checks rely on (one definition).
+from jmspy.conformance.settings import ARTEMIS_TEST_ADDRESS_SETTINGS  # noqa: E402
+
 _TRUE = ("1", "true", "yes", "on")
 
 

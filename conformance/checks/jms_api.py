@@ -666,7 +666,11 @@ def jms59(ctx: CheckContext) -> Verdict:
         quick = elapsed()
     ctx.expect(quick < 1.0, f"{quick * 1000:.0f} ms", "at once", "receiveNoWait()")
     session.createProducer(queue).send(session.createTextMessage("there"))
-    ctx.expect(consumer.receiveNoWait() is not None, "null", "the message", "receiveNoWait()")
+    if ctx.profile.drain:
+        # A drain fetches what the broker holds, so the message just sent is seen at once.
+        ctx.expect(consumer.receiveNoWait() is not None, "null", "the message", "receiveNoWait()")
+    else:
+        ctx.note("the broker cannot drain: receiveNoWait sees only what already arrived")
     ctx.note(
         f"receive(300) returned null after {waited * 1000:.0f} ms; receiveNoWait after "
         f"{quick * 1000:.0f} ms"
