@@ -224,7 +224,14 @@ class MessageConsumer:
                 topic_prefix=adapter.topic_prefix,
             )
 
-        self._receiver: AmqpReceiver = session._amqp.create_receiver(
+        # A broker that cannot drain (RabbitMQ 3.x) keeps released messages bound to the link
+        # until its session ends, so such consumers get an AMQP session of their own, ended
+        # when they close: everything unsettled then goes back to the queue.
+        self._own_amqp_session = (
+            None if adapter.drain else session._amqp_connection.create_session()
+        )
+        amqp_session = self._own_amqp_session or session._amqp
+        self._receiver: AmqpReceiver = amqp_session.create_receiver(
             spec, prefetch, decode, self._on_inbound, self._on_link_closed
         )
         self._receiver.buffered_count = self._buffered_count
@@ -235,6 +242,11 @@ class MessageConsumer:
     # ---- engine thread -----------------------------------------------------------------------
 
     def _on_inbound(self, inbound: InboundDelivery) -> None:
+        if self._closed:
+            # Arrived while closing (a broker that cannot drain may even redeliver what the
+            # close just released): give it straight back.
+            self._receiver.settle(inbound, "released")
+            return
         if self._client_filter is not None and not self._client_filter.matches(inbound.message):
             # The broker cannot filter: a topic subscriber drops what its selector rejects.
             self._receiver.settle(inbound, "accepted")
@@ -356,7 +368,11 @@ class MessageConsumer:
             self._receiver.settle(inbound, "rejected")
 
     def _failed_delivery(self, inbound: InboundDelivery) -> None:
-        """A delivery the application could not process (a listener raised in AUTO/DUPS_OK).
+        self._failed_deliveries([inbound])
+
+    def _failed_deliveries(self, inbounds: list[InboundDelivery]) -> None:
+        """Deliveries the application could not process (a listener raised in AUTO/DUPS_OK;
+        for a batch, all of it, kept in order).
 
         Brokers that count redeliveries themselves (Artemis, ActiveMQ, Broker-J, generic) get
         modified(delivery-failed); a client-side delay, when configured, is waited out first.
@@ -364,24 +380,31 @@ class MessageConsumer:
         the client holds the message for the policy's delay and redelivers it to the
         application itself, counting the attempt, while other messages keep flowing."""
         policy = self._policy
-        count = inbound.message._delivery_count or 1
-        if policy.limited and count >= policy.max_delivery_attempts:  # type: ignore[operator]
-            self._give_up(inbound, count + 1)
-            return
-        delay_ms = redelivery_delay(policy, count)
         receiver = self._receiver
-        if not self._connection.adapter.client_redelivery:
-            if delay_ms <= 0:
-                receiver.settle(inbound, "modified", failed=True)
-            else:
-                receiver.settle_later(inbound, delay_ms, "modified", failed=True)
-            return
+        client_side = self._connection.adapter.client_redelivery
+        # Messages with the same attempt count wait the same delay: redeliver them together
+        # so a failed batch comes back whole and in its order.
+        waiting: dict[int, list[InboundDelivery]] = {}
+        for inbound in inbounds:
+            count = inbound.message._delivery_count or 1
+            if policy.limited and count >= policy.max_delivery_attempts:  # type: ignore[operator]
+                self._give_up(inbound, count + 1)
+                continue
+            delay_ms = redelivery_delay(policy, count)
+            if not client_side:
+                if delay_ms <= 0:
+                    receiver.settle(inbound, "modified", failed=True)
+                else:
+                    receiver.settle_later(inbound, delay_ms, "modified", failed=True)
+                continue
+            waiting.setdefault(delay_ms, []).append(inbound)
+        for delay_ms, group in waiting.items():
 
-        def redeliver() -> None:
-            if not self._closed and receiver.failure is None:
-                self._redeliver_locally([inbound])
+            def redeliver(group: list[InboundDelivery] = group) -> None:
+                if not self._closed and receiver.failure is None:
+                    self._redeliver_locally(group)
 
-        receiver.run_later(delay_ms, redeliver)
+            receiver.run_later(delay_ms, redeliver)
 
     def _redeliver_locally(self, inbounds: list[InboundDelivery]) -> None:
         """Session.recover(): put delivered-unacknowledged messages back at the front of the
@@ -578,14 +601,12 @@ class MessageConsumer:
             self._in_own_listener_call = False
         if mode == AUTO_ACKNOWLEDGE:
             if failed:
-                for inbound in batch:
-                    self._failed_delivery(inbound)
+                self._failed_deliveries(batch)
             else:
                 self._receiver.settle_many(batch, "accepted")
         elif mode == DUPS_OK_ACKNOWLEDGE:
             if failed:
-                for inbound in batch:
-                    self._failed_delivery(inbound)
+                self._failed_deliveries(batch)
             else:
                 self._lazy_acks.extend(batch)
                 if len(self._lazy_acks) >= LAZY_ACK_THRESHOLD:
@@ -728,6 +749,8 @@ class MessageConsumer:
         # subscription on the broker; only unsubscribe() removes it.
         durable = self._subscription is not None and self._subscription.durable
         self._receiver.close(detach_only=durable)
+        if self._own_amqp_session is not None:
+            self._own_amqp_session.close()
         self._connection._subscription_closed(self)
         self._session._consumer_closed(self)
 
