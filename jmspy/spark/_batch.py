@@ -37,7 +37,7 @@ def browse_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
 
 
 def consume_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
-    with opts.factory().createConnection() as connection:
+    with opts.factory(receive_local_only=True).createConnection() as connection:
         transacted = use_transactions(opts, connection)
         session = connection.createSession(
             jmspy.SESSION_TRANSACTED if transacted else jmspy.CLIENT_ACKNOWLEDGE
@@ -46,8 +46,10 @@ def consume_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
         connection.start()
         last: jmspy.Message | None = None
         count = 0
+        wait = opts.poll_timeout_ms
         while count < opts.max_messages:
-            message = consumer.receiveNoWait()
+            # The end of the data is pollTimeoutMs without a message (see _stream.poll).
+            message = consumer.receive(wait) if wait > 0 else consumer.receiveNoWait()
             if message is None:
                 break
             last = message

@@ -65,7 +65,7 @@ class JmsOptions:
     max_messages_per_trigger: int = 10_000
     client_id: str | None = None
     subscription: str | None = None
-    poll_timeout_ms: int = 100
+    poll_timeout_ms: int = 500
     rows_per_partition: int = 5_000
     read_mode: str = "browse"
     max_messages: int = 1_000_000
@@ -136,13 +136,23 @@ class JmsOptions:
             raise JmsOptionError("option 'destination' is required (queue://name or topic://name)")
         return parse_destination(self.destination)
 
-    def factory(self) -> jmspy.ConnectionFactory:
-        """A connection factory with these options (client id and prefetch included)."""
+    def factory(self, *, receive_local_only: bool = False) -> jmspy.ConnectionFactory:
+        """A connection factory with these options (client id and prefetch included).
+
+        ``receive_local_only``: receive calls never drain the link; the credit window keeps
+        messages flowing and the end of the data is a quiet period (see ``_stream``)."""
         extra: dict[str, Any] = {}
+        if receive_local_only:
+            extra["receive_local_only"] = True
+            extra["receive_no_wait_local_only"] = True
+            if self.prefetch is not None:
+                extra["prefetch_all"] = self.prefetch
+        else:
+            # A browser ends with a drain, which this client only completes while the queue
+            # holds fewer messages than the credit window: use the largest window.
+            extra["queue_browser_prefetch"] = 32767
         if self.adapter is not None:
             extra["adapter"] = self.adapter
-        if self.prefetch is not None:
-            extra["prefetch_all"] = self.prefetch
         return jmspy.ConnectionFactory(
             self.url, self.user, self.password, client_id=self.client_id, **extra
         )

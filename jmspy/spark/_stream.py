@@ -16,6 +16,10 @@ given when no message of a later batch has been received yet:
   batch N+1; not a documented contract, see the README);
 * in ``commit(end)``, when nothing after ``end`` has been received.
 
+Receiving never drains the link: the consumer keeps its credit window (option ``prefetch``)
+open so the broker pushes what it has, and ``pollTimeoutMs`` without a message means there is
+nothing more for now (this ends an availableNow run).
+
 A transaction commit waits for the broker's answer, so a settled batch is settled for good;
 a CLIENT_ACKNOWLEDGE acknowledgement is not confirmed, so one still in flight when the
 process dies is lost and that batch comes again too. A process that dies leaves its
@@ -59,7 +63,7 @@ class StreamConsumer:
     def __init__(self, opts: JmsOptions) -> None:
         self.opts = opts
         self.session_id = uuid.uuid4().hex
-        self.connection = opts.factory().createConnection()
+        self.connection = opts.factory(receive_local_only=True).createConnection()
         try:
             self.transacted = use_transactions(opts, self.connection)
             self.session = self.connection.createSession(
@@ -102,15 +106,15 @@ class StreamConsumer:
         self.exhausted = False
 
     def poll(self, budget: int) -> int:
-        """Receive up to ``budget`` messages: wait up to pollTimeoutMs for the first (not for
-        availableNow), then take what the broker has without waiting. Returns how many."""
+        """Receive up to ``budget`` messages, each waited for at most pollTimeoutMs. The link
+        keeps its credit window open, so the broker pushes what it has; no message within
+        pollTimeoutMs means the destination has nothing more for now. Returns how many."""
         if budget <= 0 or (self.cutoff_ms is not None and self.exhausted):
             return 0
         got = 0
-        wait = self.opts.poll_timeout_ms if self.cutoff_ms is None else 0
+        wait = self.opts.poll_timeout_ms
         while got < budget:
             message = self.consumer.receive(wait) if wait > 0 else self.consumer.receiveNoWait()
-            wait = 0
             if message is None:
                 self.exhausted = True
                 break

@@ -68,9 +68,14 @@ def spark() -> Iterator[Any]:
         )
     import jmspy.spark
 
-    # Executor Python workers must be this interpreter (the one with jmspy and pyarrow).
+    # Executor Python workers must be this interpreter (the one with pyarrow) and import the
+    # jmspy under test, not whichever checkout is installed in site-packages.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    root = str(Path(jmspy.spark.__file__).resolve().parents[2])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH", "")) if p
+    )
     session = (
         SparkSession.builder.master("local[2]")
         .appName("jmspy-spark-tests")

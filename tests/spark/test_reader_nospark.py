@@ -56,7 +56,7 @@ def drain(factory: Any, queue: str) -> list[Any]:
 
 
 def options(jms_options: dict[str, str], **extra: str) -> JmsOptions:
-    return JmsOptions.parse({**jms_options, **extra})
+    return JmsOptions.parse({**jms_options, "pollTimeoutMs": "200", **extra})
 
 
 def row_dict(row: tuple[Any, ...]) -> dict[str, Any]:
@@ -318,6 +318,30 @@ def test_batch_browse_changes_nothing_and_consume_acknowledges_at_the_end(
     rows = list(consume_rows(consuming))
     assert sorted(r[1] for r in rows) == [f"m{i}" for i in range(5)]
     assert queue_depth(factory, unique_name) == 0
+
+
+def test_more_messages_than_the_credit_window(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    """2,500 messages through a window of 1,000: streaming batches, browsing, consuming."""
+    with factory.createConnection() as connection:
+        session = connection.createSession(jmspy.SESSION_TRANSACTED)
+        producer = session.createProducer(session.createQueue(unique_name))
+        for i in range(2500):
+            producer.send(session.createTextMessage(f"m{i}"))
+        session.commit()
+    opts = options(jms_options, destination=unique_name)
+    assert sum(1 for _ in browse_rows(opts)) == 2500
+    consumer = StreamConsumer(opts)
+    try:
+        consumer.prepare_available_now()
+        ends = [consumer.offset(0)]
+        while (end := consumer.latest(ends[-1], 1000)) is not None:
+            ends.append(end)
+        assert [e["n"] for e in ends] == [0, 1000, 2000, 2500]
+    finally:
+        consumer.close()
+    assert sum(1 for _ in consume_rows(options(jms_options, destination=unique_name))) == 0
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,245 @@
+"""Throughput of the Spark ``jms`` data source next to jmspy's plain producer and consumer,
+on the same broker, in the same run.
+
+    python benchmarks/spark_throughput.py [-n 20000] [--size 256] [--per-trigger 10000]
+
+Rows of the result (every one moves N persistent messages of ``--size`` bytes):
+
+* ``jmspy producer``: one transacted session, one commit at the end (what the sink does per
+  task).
+* ``jmspy consumer (transacted)``: ``receive()`` loop, a commit every ``--per-trigger``
+  messages (what the streaming source does per batch).
+* ``jmspy consumer (auto ack)``: the plain ``receive()`` loop in AUTO_ACKNOWLEDGE.
+* ``spark sink``: ``df.write.format("jms")`` of N rows in 2 partitions (``local[2]``).
+* ``spark source``: ``readStream.format("jms")`` with ``trigger(availableNow=True)`` into the
+  ``noop`` sink, from start() until the query ends (every batch planned, read, settled).
+* ``spark source -> sink``: the same source into ``writeStream.format("jms")`` (queue to
+  queue).
+
+Spark's start-up and a small warm-up query of each kind are not timed (the first streaming
+query of a session pays several seconds of one-off cost). Without JMSPY_BROKER_URL a local
+Apache Artemis is started for the run. Nothing is asserted about speed; the run fails only
+when a message is lost or a count does not match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+try:
+    from _common import (
+        BenchmarkError,
+        BrokerInfo,
+        broker,
+        broker_identity,
+        drain_queue,
+        format_rate,
+        format_table,
+        fresh_queue,
+        versions_line,
+    )
+
+    import jmspy
+except ImportError as exc:  # pragma: no cover - a broken environment, said plainly
+    print(f"spark throughput benchmark cannot start: {exc}", file=sys.stderr)
+    raise SystemExit(2) from exc
+
+Row = tuple[str, int, float]
+
+
+def timed(name: str, count: int, work: Callable[[], Any]) -> Row:
+    started = time.perf_counter()
+    work()
+    return name, count, time.perf_counter() - started
+
+
+def factory_for(info: BrokerInfo) -> jmspy.ConnectionFactory:
+    return jmspy.ConnectionFactory(info.url, info.username, info.password)
+
+
+def produce(info: BrokerInfo, queue: str, count: int, body: bytes) -> None:
+    with factory_for(info).createConnection() as connection:
+        session = connection.createSession(jmspy.SESSION_TRANSACTED)
+        producer = session.createProducer(session.createQueue(queue))
+        for _ in range(count):
+            message = session.createBytesMessage()
+            message.writeBytes(body)
+            producer.send(message)
+        session.commit()
+
+
+def consume(info: BrokerInfo, queue: str, count: int, commit_every: int | None) -> None:
+    mode = jmspy.AUTO_ACKNOWLEDGE if commit_every is None else jmspy.SESSION_TRANSACTED
+    with factory_for(info).createConnection() as connection:
+        session = connection.createSession(mode)
+        consumer = session.createConsumer(session.createQueue(queue))
+        connection.start()
+        for received in range(1, count + 1):
+            if consumer.receive(30_000) is None:
+                raise BenchmarkError(f"{queue}: only {received - 1} of {count} messages arrived")
+            if commit_every is not None and received % commit_every == 0:
+                session.commit()
+        if commit_every is not None:
+            session.commit()
+
+
+def start_spark() -> Any:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    import jmspy.spark
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("jmspy-spark-throughput")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    jmspy.spark.register(spark)
+    return spark
+
+
+def spark_write(spark: Any, jms: dict[str, str], queue: str, count: int, size: int) -> None:
+    frame = spark.range(0, count, 1, 2).selectExpr(f"unhex(repeat('ab', {size})) AS body")
+    frame.write.format("jms").options(**jms, destination=queue).mode("append").save()
+
+
+def spark_stream(
+    spark: Any,
+    jms: dict[str, str],
+    queue: str,
+    count: int,
+    per_trigger: int,
+    checkpoint: str,
+    to_queue: str | None = None,
+) -> None:
+    source = (
+        spark.readStream.format("jms")
+        .options(**jms, destination=queue, maxMessagesPerTrigger=str(per_trigger))
+        .load()
+    )
+    if to_queue is None:
+        writer = source.writeStream.format("noop")
+    else:
+        writer = (
+            source.select("body").writeStream.format("jms").options(**jms, destination=to_queue)
+        )
+    query = writer.option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise BenchmarkError(f"streaming query failed: {query.exception()}")
+    rows = sum(p["numInputRows"] for p in query.recentProgress)
+    if rows != count:
+        raise BenchmarkError(f"the source read {rows} of {count} messages from {queue}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=20_000, help="messages per measurement")
+    parser.add_argument("--size", type=int, default=256, help="body bytes")
+    parser.add_argument("--per-trigger", type=int, default=10_000, help="maxMessagesPerTrigger")
+    args = parser.parse_args()
+    n, size, per_trigger = args.n, args.size, args.per_trigger
+    body = b"\xab" * size
+
+    import tempfile
+
+    work = tempfile.mkdtemp(prefix="jmspy-spark-bench-")
+    with broker() as info:
+        jms = {"url": info.url, "user": info.username, "password": info.password}
+        rows: list[Row] = []
+
+        plain_a, plain_b = fresh_queue("plain"), fresh_queue("plain")
+        rows.append(
+            timed("jmspy producer (transacted)", n, lambda: produce(info, plain_a, n, body))
+        )
+        rows.append(
+            timed(
+                "jmspy consumer (transacted)",
+                n,
+                lambda: consume(info, plain_a, n, per_trigger),
+            )
+        )
+        produce(info, plain_b, n, body)
+        rows.append(timed("jmspy consumer (auto ack)", n, lambda: consume(info, plain_b, n, None)))
+
+        started = time.perf_counter()
+        spark = start_spark()
+        spark_start = time.perf_counter() - started
+        try:
+            warm = fresh_queue("warm")
+            spark_write(spark, jms, warm, 200, size)
+            spark_stream(spark, jms, warm, 200, per_trigger, os.path.join(work, "warm"))
+
+            sink_queue = fresh_queue("sink")
+            rows.append(
+                timed("spark sink", n, lambda: spark_write(spark, jms, sink_queue, n, size))
+            )
+            rows.append(
+                timed(
+                    "spark source",
+                    n,
+                    lambda: spark_stream(
+                        spark, jms, sink_queue, n, per_trigger, os.path.join(work, "source")
+                    ),
+                )
+            )
+            piped_in, piped_out = fresh_queue("pipe-in"), fresh_queue("pipe-out")
+            produce(info, piped_in, n, body)
+            rows.append(
+                timed(
+                    "spark source -> sink",
+                    n,
+                    lambda: spark_stream(
+                        spark,
+                        jms,
+                        piped_in,
+                        n,
+                        per_trigger,
+                        os.path.join(work, "pipe"),
+                        to_queue=piped_out,
+                    ),
+                )
+            )
+        finally:
+            spark.stop()
+        arrived = drain_queue(info, piped_out, n)
+        if arrived != n:
+            raise BenchmarkError(f"the pipeline delivered {arrived} of {n} messages")
+        for queue in (plain_a, plain_b, sink_queue, piped_in):
+            left = drain_queue(info, queue)
+            if left:
+                raise BenchmarkError(f"{left} messages were left on {queue}")
+
+        import pyspark
+
+        print()
+        print(f"broker: {broker_identity(info)} ({info.description})")
+        print(f"{versions_line()}, pyspark {pyspark.__version__}")
+        print(
+            f"{n} persistent messages of {size} bytes per row; maxMessagesPerTrigger "
+            f"{per_trigger}; SparkSession local[2] started in {spark_start:.1f} s (not timed)"
+        )
+        print()
+        table = [
+            (name, f"{count:,}", f"{seconds:.2f}", format_rate(count / seconds))
+            for name, count, seconds in rows
+        ]
+        print(format_table(("path", "messages", "seconds", "msgs/s"), table))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BenchmarkError as exc:
+        print(f"benchmark failed: {exc}", file=sys.stderr)
+        sys.exit(1)
