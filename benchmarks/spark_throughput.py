@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -149,8 +150,6 @@ def main() -> int:
     args = parser.parse_args()
     n, size, per_trigger = args.n, args.size, args.per_trigger
     body = b"\xab" * size
-
-    import tempfile
 
     work = tempfile.mkdtemp(prefix="jmspy-spark-bench-")
     with broker() as info:
