@@ -406,6 +406,9 @@ class Session:
         # their first link is "<name>|global".
         link_name = name if self._connection._client_id_fixed else f"{name}|global"
         spec = LinkSpec(name=link_name, address=None, lookup=True)
+        if not self._connection._client_id_fixed:
+            # The broker finds a global shared subscription only with these (Qpid JMS).
+            spec.extra["desired_capabilities"] = ("shared", "global")
         receiver = self._amqp.create_receiver(
             spec, 0, lambda payload: None, lambda inbound: None, lambda error: None
         )

@@ -34,6 +34,8 @@ from cproton import (
 )
 from proton import Collector, Connection, Delivery, Event, Transport
 
+from .attach_amender import AttachAmender
+
 log = logging.getLogger("jmspy.engine")
 frame_log = logging.getLogger("jmspy.frames")
 
@@ -128,6 +130,7 @@ class Engine:
         send_buffer_size: int | None = None,
         receive_buffer_size: int | None = None,
         name: str = "jmspy-engine",
+        tls: bool = False,
     ) -> None:
         self.host = host
         self.port = port
@@ -147,6 +150,11 @@ class Engine:
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = itertools.count()
         self._sock: socket.socket | None = None
+        # Bytes taken from proton but not yet written to the socket. Taking all of proton's
+        # output each time keeps proton's buffer at frame boundaries, which the attach
+        # amender relies on.
+        self._outbuf = bytearray()
+        self.amender = AttachAmender(enabled=not tls)
         self._stopped = threading.Event()
         self._stop_requested = False
         self.failure: BaseException | None = None
@@ -319,15 +327,17 @@ class Engine:
             self._write(sock)
             # pending()/capacity() make proton process input and may raise events (e.g. a
             # SASL failure); dispatch them before leaving so the reason reaches the provider.
-            if transport.closed or (self._stop_requested and transport.pending() <= 0):
+            if transport.closed or (
+                self._stop_requested and transport.pending() <= 0 and not self._outbuf
+            ):
                 self._dispatch_events()
                 return
             capacity = transport.capacity()
-            if capacity < 0 and transport.pending() < 0:
+            if capacity < 0 and transport.pending() < 0 and not self._outbuf:
                 self._dispatch_events()
                 return
             readers = [wake_r, sock] if capacity > 0 else [wake_r]
-            writers = [sock] if transport.pending() > 0 else []
+            writers = [sock] if self._outbuf or transport.pending() > 0 else []
             deadline = transport.tick(now)
             timeout = 5.0
             if deadline:
@@ -364,15 +374,20 @@ class Engine:
 
     def _write(self, sock: socket.socket) -> None:
         transport = self.transport
+        outbuf = self._outbuf
         while True:
             pending = transport.pending()
-            if pending <= 0:
-                return
-            chunk = transport.peek(pending)
-            if not chunk:
+            if pending > 0:
+                chunk = transport.peek(pending)
+                if chunk:
+                    transport.pop(len(chunk))
+                    if self.amender.active:
+                        chunk = self.amender.amend(chunk)
+                    outbuf += chunk
+            if not outbuf:
                 return
             try:
-                sent = sock.send(chunk)
+                sent = sock.send(outbuf)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:
@@ -380,8 +395,8 @@ class Engine:
                 transport.close_head()
                 transport.close_tail()
                 raise
-            transport.pop(sent)
-            if sent < len(chunk):
+            del outbuf[:sent]
+            if outbuf:
                 return
 
     def enable_frame_trace(self) -> None:

@@ -46,6 +46,7 @@ from ..errors import (
     TransactionRolledBackException,
 )
 from ..options import ConnectionOptions, Endpoint
+from .attach_amender import Amendment
 from .engine import Completion, Engine, EngineStopped
 
 log = logging.getLogger("jmspy.provider")
@@ -231,6 +232,7 @@ class AmqpConnection:
             send_buffer_size=options.send_buffer_size,
             receive_buffer_size=options.receive_buffer_size,
             name=f"jmspy-engine-{endpoint.host}:{endpoint.port}",
+            tls=endpoint.tls,
         )
         if options.trace_frames:
             self.engine.enable_frame_trace()
@@ -931,8 +933,14 @@ class AmqpReceiver(_LinkBase):
         self._register(link)
         source = link.source
         spec = self.spec
+        amender = self.connection.engine.amender
         if spec.lookup:
             source.type = Terminus.UNSPECIFIED  # encoded as a null source
+            if spec.extra.get("desired_capabilities"):
+                amender.register(
+                    spec.name,
+                    Amendment(desired_capabilities=tuple(spec.extra["desired_capabilities"])),
+                )
             link.target.address = None
             link.snd_settle_mode = Link.SND_UNSETTLED
             link.rcv_settle_mode = Link.RCV_FIRST
@@ -973,6 +981,8 @@ class AmqpReceiver(_LinkBase):
                 filters.exit()
             filters.exit()
         link.target.address = None
+        # As Qpid JMS: an unsettled delivery the link leaves behind counts as a failed attempt.
+        amender.register(spec.name, Amendment(default_outcome_modified_failed=True))
         link.snd_settle_mode = Link.SND_SETTLED if spec.presettled else Link.SND_UNSETTLED
         link.rcv_settle_mode = Link.RCV_FIRST
         link.open()

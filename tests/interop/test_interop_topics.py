@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import pytest
 from interop_support import JavaClient, JsonObject, describe_message, send_with_jmspy, topic
 
 import jmspy
@@ -139,15 +138,6 @@ def test_shared_durable_subscription_across_clients(
     java.run("durable-resume", {**shared, "count": 0, "unsubscribe": True})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=jmspy.InvalidDestinationException,
-    reason="Unsubscribing a global shared durable subscription (made without client id) "
-    "needs the lookup attach to desire the link capabilities 'shared' and 'global'; jmspy "
-    "looks up 'name|global' as Qpid JMS does, but proton-c cannot encode link-level desired "
-    "capabilities, so Artemis resolves the name as an unshared subscription and answers "
-    "amqp:not-found, while Qpid JMS's unsubscribe succeeds",
-)
 def test_python_unsubscribes_a_global_shared_durable_subscription(
     java: JavaClient, factory: Any, unique_name: str
 ) -> None:

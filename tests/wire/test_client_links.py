@@ -250,14 +250,6 @@ def test_consumer_settle_modes(peer: ScriptedPeer, clients: Clients):
     assert attach.rcv_settle_mode in (None, 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Qpid JMS sends default-outcome = modified(delivery-failed=true) on the consumer source, "
-        "but proton-c (python-qpid-proton's engine) has no API to set a terminus default-outcome "
-        "and never encodes the field, so jmspy cannot send it"
-    ),
-)
 def test_consumer_source_default_outcome_is_modified_delivery_failed(
     peer: ScriptedPeer, clients: Clients
 ):
@@ -270,6 +262,9 @@ def test_consumer_source_default_outcome_is_modified_delivery_failed(
     assert source.default_outcome is not None
     assert source.default_outcome.kind == "modified"
     assert source.default_outcome.delivery_failed is True
+    # The completed attach keeps everything else proton wrote.
+    assert source.address == "q" and source.capabilities == ["queue"]
+    assert len(source.outcomes) == 4
 
 
 def test_consumer_selector_filter(peer: ScriptedPeer, clients: Clients):

@@ -48,6 +48,18 @@ def test_unsubscribe_looks_up_by_name(peer: ScriptedPeer, clients: Clients) -> N
     attach = peer.wait_for_attach(name="oldsub")
     assert attach.role == "receiver"
     assert attach.source is None, "the lookup attach carries a null source"
+    assert attach.desired_capabilities == [], "with a client id nothing is desired"
+
+
+def test_unsubscribe_without_client_id_desires_shared_global(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    connection = clients.connect(peer, request_timeout=500)
+    with pytest.raises(jmspy.JMSException):
+        connection.createSession().unsubscribe("g")
+    attach = peer.wait_for_attach(name="g|global")
+    assert attach.desired_capabilities == ["shared", "global"]
+    assert attach.source is None
 
 
 def test_shared_durable_link_names_with_and_without_client_id(
