@@ -110,14 +110,16 @@ def test_restart_after_killing_the_source_mid_stream_loses_nothing(
     ids = send_texts(factory, unique_name, total)
     out = str(tmp_path / "out")
     killed: list[int] = []
+    earlier = set(source_runners())  # runners of earlier queries may still be ending
 
     def sink(batch: Any, batch_id: int) -> None:
         batch.write.mode("append").parquet(out)
         if batch_id == 2 and not killed:
-            runners = source_runners()
+            runners = set(source_runners()) - earlier
             assert len(runners) == 1, runners
-            os.kill(runners[0], signal.SIGKILL)
-            killed.append(runners[0])
+            (runner,) = runners
+            os.kill(runner, signal.SIGKILL)
+            killed.append(runner)
 
     def start() -> Any:
         return (
