@@ -1030,7 +1030,9 @@ class AmqpReceiver(_LinkBase):
         inbound = InboundDelivery(delivery, message, self, False, time.monotonic())
         self.open_deliveries.add(inbound)
         self._on_message(inbound)
-        if self.prefetch == 0 and self._drain is not None and link.credit == 0:
+        # A drain also ends when the transfers use up the credit: the peer then owes no flow
+        # frame, so waiting for one would wait for the drain timeout.
+        if self._drain is not None and link.credit == 0:
             drain, self._drain = self._drain, None
             drain.succeed(None)
 

@@ -495,3 +495,33 @@ def test_snake_case_aliases_and_iteration(factory: Any, unique_name: str) -> Non
                 break
         assert texts == ["0", "1", "2"]
         assert consumer.receive_no_wait() is None
+
+
+def test_receive_no_wait_drains_when_the_broker_holds_more_than_the_credit(
+    broker: Any, unique_name: str
+) -> None:
+    """A drain that the transfers themselves end (credit used up, no flow frame from the
+    broker) must complete at once, not after the drain timeout."""
+    factory = jmspy.ConnectionFactory(
+        broker.url,
+        broker.username,
+        broker.password,
+        drain_timeout=5000,
+        **{"jms.prefetchPolicy.queuePrefetch": 10},
+    )
+    with factory.createConnection() as connection:
+        session = connection.createSession()
+        queue = session.createQueue(unique_name)
+        producer = session.createProducer(queue)
+        producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT)
+        for i in range(50):
+            producer.send(session.createTextMessage(str(i)))
+        producer.close()
+        connection.start()
+        consumer = session.createConsumer(queue)
+        started = time.monotonic()
+        texts = []
+        while (message := consumer.receiveNoWait()) is not None:
+            texts.append(message.getText())
+        assert texts == [str(i) for i in range(50)]
+        assert time.monotonic() - started < 4, "a drain waited for its timeout"
