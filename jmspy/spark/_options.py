@@ -140,17 +140,14 @@ class JmsOptions:
         """A connection factory with these options (client id and prefetch included).
 
         ``receive_local_only``: receive calls never drain the link; the credit window keeps
-        messages flowing and the end of the data is a quiet period (see ``_stream``)."""
+        messages flowing and the end of the data is a quiet period, which also works with
+        brokers that cannot drain (see ``_stream``)."""
         extra: dict[str, Any] = {}
+        if self.prefetch is not None:
+            extra["prefetch_all"] = self.prefetch
         if receive_local_only:
             extra["receive_local_only"] = True
             extra["receive_no_wait_local_only"] = True
-            if self.prefetch is not None:
-                extra["prefetch_all"] = self.prefetch
-        else:
-            # A browser ends with a drain, which this client only completes while the queue
-            # holds fewer messages than the credit window: use the largest window.
-            extra["queue_browser_prefetch"] = 32767
         if self.adapter is not None:
             extra["adapter"] = self.adapter
         return jmspy.ConnectionFactory(
