@@ -69,23 +69,32 @@ def spark() -> Iterator[Any]:
     import jmspy.spark
 
     # Executor Python workers must be this interpreter (the one with pyarrow) and import the
-    # jmspy under test, not whichever checkout is installed in site-packages.
+    # jmspy under test, not whichever checkout is installed in site-packages. The JVM and the
+    # SparkContext take these at start; the test process gets its environment back after.
+    saved = {
+        k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYTHONPATH")
+    }
+    root = str(Path(jmspy.spark.__file__).resolve().parents[2])
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    root = str(Path(jmspy.spark.__file__).resolve().parents[2])
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (root, os.environ.get("PYTHONPATH", "")) if p
-    )
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("jmspy-spark-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, saved["PYTHONPATH"]) if p)
+    try:
+        session = (
+            SparkSession.builder.master("local[2]")
+            .appName("jmspy-spark-tests")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.default.parallelism", "2")
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate()
+        )
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     session.sparkContext.setLogLevel("ERROR")
     jmspy.spark.register(session)
     try:
