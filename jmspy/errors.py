@@ -49,8 +49,8 @@ class ReasonCode(enum.IntEnum):
     MQRC_PUBLICATION_FAILURE = 2502
 
 
-class JMSException(Exception):
-    """Root of the checked JMS exceptions (``jakarta.jms.JMSException``)."""
+class _JMSError(Exception):
+    """What both JMS families carry: reason, error code, rule id, reason code, linked cause."""
 
     def __init__(
         self,
@@ -89,6 +89,10 @@ class JMSException(Exception):
     def reason_number(self) -> int | None:
         """The numeric IBM MQ reason (e.g. 2013) when a restriction raised this exception."""
         return int(self.reason_code) if self.reason_code is not None else None
+
+
+class JMSException(_JMSError):
+    """Root of the checked JMS exceptions (``jakarta.jms.JMSException``)."""
 
 
 class IllegalStateException(JMSException):
@@ -139,41 +143,9 @@ class TransactionRolledBackException(JMSException):
     pass
 
 
-class JMSRuntimeException(Exception):
-    """Root of the unchecked JMS exceptions (``jakarta.jms.JMSRuntimeException``)."""
-
-    def __init__(
-        self,
-        reason: str,
-        error_code: str | None = None,
-        cause: BaseException | None = None,
-        *,
-        reason_code: ReasonCode | None = None,
-        rule_id: str | None = None,
-    ) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.reason_code = reason_code
-        self.rule_id = rule_id
-        if error_code is None and reason_code is not None:
-            error_code = reason_code.name
-        self.error_code = error_code
-        self.linked_exception = cause
-        if cause is not None:
-            self.__cause__ = cause
-
-    def getErrorCode(self) -> str | None:
-        return self.error_code
-
-    def getLinkedException(self) -> BaseException | None:
-        return self.linked_exception
-
-    def getMessage(self) -> str:
-        return self.reason
-
-    @property
-    def reason_number(self) -> int | None:
-        return int(self.reason_code) if self.reason_code is not None else None
+class JMSRuntimeException(_JMSError):
+    """Root of the unchecked JMS exceptions (``jakarta.jms.JMSRuntimeException``); not a
+    subclass of JMSException, as in Java."""
 
 
 class IllegalStateRuntimeException(JMSRuntimeException):
