@@ -182,6 +182,7 @@ class Connection:
         self._closing = False
         self._used = False
         self._exception_listener: ExceptionListener | Callable[[JMSException], None] | None = None
+        self._exception_listener_lock = threading.Lock()
         self._sessions: list[Session] = []
         self._session_seq = itertools.count(1)
         self._dispatch_threads: set[threading.Thread] = set()
@@ -263,13 +264,15 @@ class Connection:
             return
 
         def notify() -> None:
-            try:
-                if hasattr(listener, "onException"):
-                    listener.onException(error)
-                else:
-                    listener(error)
-            except Exception:
-                log.exception("ExceptionListener raised")
+            # Invocations are serialized per connection (JMS 2.0 section 6.1.7).
+            with self._exception_listener_lock:
+                try:
+                    if hasattr(listener, "onException"):
+                        listener.onException(error)
+                    else:
+                        listener(error)
+                except Exception:
+                    log.exception("ExceptionListener raised")
 
         threading.Thread(target=notify, name="jmspy-exception-listener", daemon=True).start()
 

@@ -173,6 +173,56 @@ class JMSContext:
             self._connection.start()
         return JMSConsumer(consumer)
 
+    def _auto_started(self, consumer: MessageConsumer) -> JMSConsumer:
+        if self._auto_start:
+            self._connection.start()
+        return JMSConsumer(consumer)
+
+    @runtime
+    def createDurableConsumer(
+        self,
+        topic: Topic,
+        name: str,
+        messageSelector: str | None = None,
+        noLocal: bool = False,
+    ) -> JMSConsumer:
+        session = self._session_or_create()
+        return self._auto_started(
+            session.createDurableConsumer(topic, name, messageSelector, noLocal)
+        )
+
+    @runtime
+    def createSharedDurableConsumer(
+        self, topic: Topic, name: str, messageSelector: str | None = None
+    ) -> JMSConsumer:
+        session = self._session_or_create()
+        return self._auto_started(session.createSharedDurableConsumer(topic, name, messageSelector))
+
+    @runtime
+    def createSharedConsumer(
+        self, topic: Topic, sharedSubscriptionName: str, messageSelector: str | None = None
+    ) -> JMSConsumer:
+        session = self._session_or_create()
+        return self._auto_started(
+            session.createSharedConsumer(topic, sharedSubscriptionName, messageSelector)
+        )
+
+    @runtime
+    def unsubscribe(self, name: str) -> None:
+        self._session_or_create().unsubscribe(name)
+
+    @runtime
+    def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> Any:
+        return self._session_or_create().createBrowser(queue, messageSelector)
+
+    @runtime
+    def createTemporaryQueue(self) -> Any:
+        return self._session_or_create().createTemporaryQueue()
+
+    @runtime
+    def createTemporaryTopic(self) -> Any:
+        return self._session_or_create().createTemporaryTopic()
+
     @runtime
     def createQueue(self, queueName: str, **options: Any) -> Queue:
         return self._session_or_create().createQueue(queueName, **options)

@@ -1,0 +1,180 @@
+"""More JMS 2.0 client rules against Artemis, each named by its checklist number (JMS-n)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import jmspy
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def test_jms7_client_id_in_use_by_one_connection_only(factory: Any, unique_name: str) -> None:
+    with factory.createConnection() as first:
+        first.setClientID(unique_name)
+        first.createSession()
+        second = factory.createConnection()
+        with pytest.raises(jmspy.InvalidClientIDException):
+            second.setClientID(unique_name)
+        second.close()
+
+
+def test_jms28_subscription_names_up_to_128_portable_characters(
+    factory: Any, unique_name: str
+) -> None:
+    name = ("Sub_." + "-x9" * 60)[:128]
+    assert len(name) == 128
+    with factory.createConnection() as connection:
+        connection.setClientID(f"cid-{unique_name}")
+        session = connection.createSession()
+        subscriber = session.createDurableSubscriber(session.createTopic(unique_name), name)
+        subscriber.close()
+        session.unsubscribe(name)
+
+
+def test_jms31_create_queue_only_wraps_a_name(connection: Any, unique_name: str) -> None:
+    session = connection.createSession()
+    queue = session.createQueue(unique_name)
+    assert queue.getQueueName() == unique_name
+    # Nothing exists on the broker until used: a browser of it sees nothing, no error.
+    assert list(session.createBrowser(queue).getEnumeration()) == []
+
+
+def test_jms35_negative_time_to_live_or_delay_rejected(connection: Any, unique_name: str) -> None:
+    """Decided differently from Qpid JMS (see the README): a negative value is an error."""
+    producer = connection.createSession().createProducer(None)
+    with pytest.raises(jmspy.JMSException, match="-1"):
+        producer.setTimeToLive(-1)
+    with pytest.raises(jmspy.JMSException, match="-5"):
+        producer.setDeliveryDelay(-5)
+
+
+class _Completion:
+    def __init__(self) -> None:
+        self.threads: list[str] = []
+        self.done = threading.Event()
+
+    def onCompletion(self, _message: Any) -> None:
+        self.threads.append(threading.current_thread().name)
+        self.done.set()
+
+    def onException(self, _message: Any, _exc: BaseException) -> None:
+        self.done.set()
+
+
+def test_jms49_set_async_none_makes_sends_synchronous(factory: Any, unique_name: str) -> None:
+    with factory.createContext() as context:
+        queue = context.createQueue(unique_name)
+        listener = _Completion()
+        producer = context.createProducer().setAsync(listener)
+        producer.send(queue, "async")
+        assert listener.done.wait(10) and listener.threads[0] != threading.current_thread().name
+        assert producer.setAsync(None).getAsync() is None
+        producer.send(queue, "sync")  # returns once the broker accepted it
+        consumer = context.createConsumer(queue)
+        assert [consumer.receiveBody(str, 5000) for _ in range(2)] == ["async", "sync"]
+
+
+def test_jms51_contexts_share_the_connection_until_the_last_closes(
+    factory: Any, unique_name: str
+) -> None:
+    first = factory.createContext()
+    second = first.createContext(jmspy.AUTO_ACKNOWLEDGE)
+    queue = first.createQueue(unique_name)
+    first.close()
+    # The second context still works: the connection closes with the last context.
+    second.createProducer().send(queue, "still open")
+    assert second.createConsumer(queue).receiveBody(str, 5000) == "still open"
+    connection = second._connection
+    second.close()
+    with pytest.raises(jmspy.IllegalStateException):
+        connection.start()
+
+
+def test_jms55_stop_from_own_context_listener(factory: Any, unique_name: str) -> None:
+    outcome: list[str] = []
+    done = threading.Event()
+    with factory.createContext() as context:
+        queue = context.createQueue(unique_name)
+
+        def on_message(_message: Any) -> None:
+            try:
+                context.stop()
+                outcome.append("no error")
+            except jmspy.IllegalStateRuntimeException:
+                outcome.append("IllegalStateRuntimeException")
+            done.set()
+
+        context.createConsumer(queue).setMessageListener(on_message)
+        context.createProducer().send(queue, "x")
+        assert done.wait(10)
+    assert outcome == ["IllegalStateRuntimeException"]
+
+
+def test_jms56_context_durable_consumer_rules(factory: Any, unique_name: str) -> None:
+    with factory.createContext() as context:
+        topic = context.createTopic(unique_name)
+        with pytest.raises(jmspy.IllegalStateRuntimeException):
+            context.createDurableConsumer(topic, "s")
+        with pytest.raises(jmspy.InvalidSelectorRuntimeException):
+            context.createConsumer(topic, "a >")
+        with pytest.raises(jmspy.InvalidDestinationRuntimeException):
+            context.createConsumer(None)
+
+
+def test_jms57_second_listener_on_a_started_session_is_safe(
+    connection: Any, unique_name: str
+) -> None:
+    session = connection.createSession()
+    first_queue = session.createQueue(unique_name + "-a")
+    second_queue = session.createQueue(unique_name + "-b")
+    got: list[str] = []
+    done = threading.Event()
+
+    def record(message: Any) -> None:
+        got.append(message.getText())
+        if len(got) == 2:
+            done.set()
+
+    connection.start()
+    session.createConsumer(first_queue).setMessageListener(record)
+    session.createConsumer(second_queue).setMessageListener(record)
+    sender = connection.createSession()
+    sender.createProducer(first_queue).send(sender.createTextMessage("a"))
+    sender.createProducer(second_queue).send(sender.createTextMessage("b"))
+    assert done.wait(10)
+    assert sorted(got) == ["a", "b"]
+
+
+def test_jms66_browser_argument_rules(connection: Any, unique_name: str) -> None:
+    session = connection.createSession()
+    with pytest.raises(jmspy.InvalidDestinationException):
+        session.createBrowser(None)
+    with pytest.raises(jmspy.InvalidSelectorException):
+        session.createBrowser(session.createQueue(unique_name), "x =")
+    assert session.createBrowser(session.createQueue(unique_name), "").getMessageSelector() is None
+
+
+def test_jms67_browser_never_shows_a_message_before_its_delivery_time(
+    connection: Any, unique_name: str
+) -> None:
+    session = connection.createSession()
+    queue = session.createQueue(unique_name)
+    producer = session.createProducer(queue)
+    producer.setDeliveryDelay(1500)
+    message = session.createTextMessage("later")
+    producer.send(message)
+    assert list(session.createBrowser(queue).getEnumeration()) == []
+    while _now_ms() < message.getJMSDeliveryTime():
+        assert list(session.createBrowser(queue).getEnumeration()) == []
+    deadline = time.monotonic() + 10
+    seen: list[Any] = []
+    while not seen and time.monotonic() < deadline:
+        seen = list(session.createBrowser(queue).getEnumeration())
+    assert [m.getText() for m in seen] == ["later"]
