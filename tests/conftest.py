@@ -27,6 +27,7 @@ elsewhere in the package fails the tests that need it rather than every test.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -232,26 +233,9 @@ def broker(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
     if error is not None:
         text = str(error) if isinstance(error, BrokerProvisioningError) else repr(error)
         raise BrokerProvisioningError(text) from error
-    local = ArtemisBroker(broker_properties=ARTEMIS_TEST_ADDRESS_SETTINGS)
-    try:
-        local.start()
-    except BaseException:
-        local.stop()
-        raise
-    try:
-        info = BrokerInfo(
-            url=local.url,
-            username=local.username,
-            password=local.password,
-            kind=local.kind,
-            version=local.version,
-            source="local",
-            broker=local,
-        )
+    with _started(ArtemisBroker(broker_properties=ARTEMIS_TEST_ADDRESS_SETTINGS)) as info:
         tally.info = info
         yield info
-    finally:
-        local.stop()
 
 
 @pytest.fixture(scope="session")
@@ -280,26 +264,28 @@ def rabbitmq(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
 
     from jmspy.conformance.brokers import RabbitMQBroker
 
-    node = RabbitMQBroker()
-    try:
-        node.start()
-    except BaseException:
-        node.stop()
-        raise
-    try:
-        info = BrokerInfo(
-            url=node.url,
-            username=node.username,
-            password=node.password,
-            kind=node.kind,
-            version=node.version,
-            source="local",
-            broker=node,
-        )
+    with _started(RabbitMQBroker()) as info:
         tally.rabbitmq_info = info
         yield info
+
+
+@contextlib.contextmanager
+def _started(local: Any) -> Iterator[BrokerInfo]:
+    """Start a locally provisioned broker for the session and stop it afterwards, whatever
+    happens (a failed start is stopped too, so no process is left behind)."""
+    try:
+        local.start()
+        yield BrokerInfo(
+            url=local.url,
+            username=local.username,
+            password=local.password,
+            kind=local.kind,
+            version=local.version,
+            source="local",
+            broker=local,
+        )
     finally:
-        node.stop()
+        local.stop()
 
 
 class _BrokerReportCounter:
