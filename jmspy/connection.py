@@ -17,7 +17,8 @@ from .errors import (
     InvalidClientIDException,
     JMSException,
 )
-from .options import ConnectionOptions, Endpoint, build_options, parse_url
+from .failover_options import ConnectionURL, FailoverOptions, parse_connection_url
+from .options import ConnectionOptions, Endpoint, build_options
 
 if TYPE_CHECKING:
     from .destination import Destination
@@ -42,6 +43,34 @@ class ExceptionListener(Protocol):
     def onException(self, exception: JMSException) -> None: ...
 
 
+class ConnectionListener(Protocol):
+    """Connection events, as Qpid JMS's ``JmsConnectionListener`` has them (any method may be
+    left out). Called on a jmspy thread that is never the engine thread, one event at a time.
+
+    * ``onConnectionEstablished(uri)``: the first connect succeeded;
+    * ``onConnectionInterrupted(uri)``: failover lost the connection to ``uri`` and reconnects;
+    * ``onConnectionRestored(uri)``: reconnected to ``uri``, everything re-created;
+    * ``onConnectionFailure(exception)``: failed for good (failover gave up, or no failover);
+      the ExceptionListener hears about it too.
+    """
+
+    def onConnectionEstablished(self, uri: str) -> None: ...
+
+    def onConnectionInterrupted(self, uri: str) -> None: ...
+
+    def onConnectionRestored(self, uri: str) -> None: ...
+
+    def onConnectionFailure(self, exception: JMSException) -> None: ...
+
+
+_LISTENER_METHODS = {
+    "established": "onConnectionEstablished",
+    "interrupted": "onConnectionInterrupted",
+    "restored": "onConnectionRestored",
+    "failure": "onConnectionFailure",
+}
+
+
 _connection_seq = itertools.count(1)
 
 
@@ -61,7 +90,7 @@ class ConnectionFactory:
         client_id: str | None = None,
         **options: Any,
     ) -> None:
-        endpoint, query = parse_url(url)
+        parsed = parse_connection_url(url)
         overrides = dict(options)
         if username is not None:
             overrides["username"] = username
@@ -69,8 +98,20 @@ class ConnectionFactory:
             overrides["password"] = password
         if client_id is not None:
             overrides["client_id"] = client_id
-        self._endpoint: Endpoint = endpoint
-        self._options: ConnectionOptions = build_options(query, overrides)
+        self._url: ConnectionURL = parsed
+        self._endpoint: Endpoint = parsed.endpoint
+        self._options: ConnectionOptions = build_options(parsed.query, overrides)
+        # Each server of a failover pool: the connection options with its own amqp.* and
+        # transport.* options on top.
+        self._servers: list[tuple[Endpoint, ConnectionOptions]] = [
+            (
+                server.endpoint,
+                build_options({**parsed.query, **server.options}, overrides)
+                if server.options
+                else self._options,
+            )
+            for server in parsed.servers
+        ]
 
     @property
     def options(self) -> ConnectionOptions:
@@ -80,9 +121,19 @@ class ConnectionFactory:
     def endpoint(self) -> Endpoint:
         return self._endpoint
 
+    @property
+    def failover(self) -> FailoverOptions | None:
+        """The failover settings of a ``failover:(...)`` URL, else None (no reconnect)."""
+        return self._url.failover
+
+    def _display(self) -> str:
+        if self._url.failover is None:
+            return self._endpoint.display()
+        return "failover:(" + ",".join(s.display() for s in self._url.servers) + ")"
+
     def __repr__(self) -> str:
         user = f", username={self._options.username!r}" if self._options.username else ""
-        return f"ConnectionFactory({self._endpoint.display()!r}{user})"
+        return f"ConnectionFactory({self._display()!r}{user})"
 
     def createContext(self, *args: Any) -> Any:
         """``createContext()``, ``createContext(sessionMode)``,
@@ -101,10 +152,20 @@ class ConnectionFactory:
                 from pydantic import SecretStr
 
                 options = options.model_copy(update={"password": SecretStr(password)})
-        connection = Connection(self._endpoint, options)
+        servers = self._servers
+        if options is not self._options:
+            servers = [
+                (endpoint, server_options.model_copy(update=_credentials(options)))
+                for endpoint, server_options in servers
+            ]
+        connection = Connection(self._endpoint, options, servers, self._url.failover)
         if options.client_id is not None or not options.await_client_id:
             connection._ensure_open()
         return connection
+
+
+def _credentials(options: ConnectionOptions) -> dict[str, Any]:
+    return {"username": options.username, "password": options.password}
 
 
 class ConnectionMetaData:
@@ -165,9 +226,19 @@ class Connection:
     ``setClientID`` may still be called right after creation.
     """
 
-    def __init__(self, endpoint: Endpoint, options: ConnectionOptions) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        options: ConnectionOptions,
+        servers: list[tuple[Endpoint, ConnectionOptions]] | None = None,
+        failover: FailoverOptions | None = None,
+    ) -> None:
         self._endpoint = endpoint
         self._options = options
+        self._servers = servers or [(endpoint, options)]
+        self._failover = failover
+        self._connection_listener: Any = None
+        self._event_lock = threading.Lock()
         self._client_id: str | None = options.client_id
         self._client_id_fixed = options.client_id is not None
         self._connection_id = (
@@ -199,7 +270,12 @@ class Connection:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("started" if self._started else "stopped")
-        return f"Connection({self._endpoint.display()!r}, client_id={self._client_id!r}, {state})"
+        where = self._endpoint.display()
+        if self._amqp is not None:
+            where = self._amqp.endpoint.display()
+        if self._failover is not None:
+            where = f"failover {where}"
+        return f"Connection({where!r}, client_id={self._client_id!r}, {state})"
 
     # ---- internal --------------------------------------------------------------------------
 
@@ -222,7 +298,13 @@ class Connection:
             self._check_closed()
             container_id = self._client_id or (f"{self._options.client_id_prefix}{uuid.uuid4()}:1")
             amqp = AmqpConnection(
-                self._endpoint, self._options, container_id, self._on_connection_failure
+                self._endpoint,
+                self._options,
+                container_id,
+                self._on_connection_failure,
+                servers=self._servers,
+                failover=self._failover,
+                on_event=self._on_connection_event,
             )
             amqp.open()
             self._adapter = choose_profile(
@@ -257,6 +339,41 @@ class Connection:
         with self._state:
             self._state.notify_all()
         self._notify_exception_listener(error)
+
+    def _on_connection_event(self, kind: str, arg: Any) -> None:
+        """A connection event for the ConnectionListener (on a reconnect thread or the thread
+        that opened the connection, never the engine thread)."""
+        listener = self._connection_listener
+        method = getattr(listener, _LISTENER_METHODS[kind], None) if listener else None
+        if method is None:
+            return
+        with self._event_lock:
+            try:
+                method(arg)
+            except Exception:
+                log.exception("ConnectionListener.%s raised", _LISTENER_METHODS[kind])
+
+    def setConnectionListener(self, listener: ConnectionListener | None) -> None:
+        """jmspy extension (Qpid JMS's ``JmsConnection.addConnectionListener``): receive
+        connection events, failover interruptions and restorations among them."""
+        self._check_closed()
+        self._connection_listener = listener
+
+    def getConnectionListener(self) -> ConnectionListener | None:
+        listener: ConnectionListener | None = self._connection_listener
+        return listener
+
+    def getConnectedURI(self) -> str | None:
+        """The server this connection is connected to now (``amqp://host:port``), or None
+        while it is not connected."""
+        amqp = self._amqp
+        if amqp is None or amqp.interrupted or amqp.failure is not None:
+            return None
+        return amqp.endpoint.display()
+
+    def isFailover(self) -> bool:
+        """True when the connection reconnects (a ``failover:(...)`` URL)."""
+        return self._failover is not None
 
     def _notify_exception_listener(self, error: JMSException) -> None:
         listener = self._exception_listener

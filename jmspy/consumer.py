@@ -235,6 +235,15 @@ class MessageConsumer:
             spec, prefetch, decode, self._on_inbound, self._on_link_closed
         )
         self._receiver.buffered_count = self._buffered_count
+        # Failover: message ids handed to the application lately; after a reconnect a message
+        # seen again is flagged JMSRedelivered (Artemis does not raise the delivery count of
+        # messages a dropped connection held).
+        self._track_redelivery = self._connection.isFailover()
+        self._recent_ids: collections.deque[str | None] = collections.deque(
+            maxlen=max(2 * prefetch, 4096)
+        )
+        self._suspect_ids: set[str | None] = set()
+        self._receiver.on_interrupted = self._on_interrupted
 
     def __repr__(self) -> str:
         return f"MessageConsumer({self._destination!r}, selector={self._selector!r})"
@@ -264,6 +273,15 @@ class MessageConsumer:
             # A batch consumer needs waking only when a batch starts (to time it) or fills;
             # after each batch the dispatcher re-signals while messages remain.
             self._session._signal_ready(self)
+
+    def _on_interrupted(self, error: JMSException) -> None:
+        """Engine thread: the transport is lost. Prefetched messages the application never
+        saw are dropped (the broker redelivers them); those it did see are remembered."""
+        with self._cv:
+            self._buffer.clear()
+            self._suspect_ids.update(self._recent_ids)
+            self._suspect_ids.discard(None)
+            self._cv.notify_all()
 
     def _on_link_closed(self, error: JMSException) -> None:
         with self._cv:
@@ -307,6 +325,13 @@ class MessageConsumer:
                     log.debug("dropping expired message %s", inbound.message.getJMSMessageID())
                     self._receiver.settle(inbound, "modified", failed=True, undeliverable=True)
                     continue
+            if self._track_redelivery:
+                message_id = inbound.message.getJMSMessageID()
+                if self._suspect_ids and message_id in self._suspect_ids:
+                    self._suspect_ids.discard(message_id)
+                    if (inbound.message._delivery_count or 1) <= 1:
+                        _mark_redelivered(inbound.message)
+                self._recent_ids.append(message_id)
             count = inbound.message._delivery_count or 1
             if self._policy.exceeded(count):
                 # A message over the attempt limit is never handed to the application.
@@ -326,7 +351,7 @@ class MessageConsumer:
             self._receiver.settle(inbound, "accepted")
         else:
             # SESSION_TRANSACTED: accepted within the transaction; commit or rollback decides.
-            self._receiver.settle(inbound, "accepted", txn_id=self._session._txn_id)
+            self._receiver.settle(inbound, "accepted", txn_id=self._session._txn_for_work()[0])
         return message
 
     # ---- redelivery ----------------------------------------------------------------------------
@@ -435,7 +460,7 @@ class MessageConsumer:
             session._track_unacked(inbound)
             message._acknowledge_callback = session._acknowledge
         elif mode == SESSION_TRANSACTED:
-            self._receiver.settle(inbound, "accepted", txn_id=session._txn_id)
+            self._receiver.settle(inbound, "accepted", txn_id=session._txn_for_work()[0])
         session._current_listener_delivery = inbound
         session._recover_requested = False
         failed = False
@@ -581,7 +606,7 @@ class MessageConsumer:
                 session._track_unacked(inbound)
                 inbound.message._acknowledge_callback = session._acknowledge
         elif mode == SESSION_TRANSACTED:
-            self._receiver.settle_many(batch, "accepted", txn_id=session._txn_id)
+            self._receiver.settle_many(batch, "accepted", txn_id=session._txn_for_work()[0])
         failed = False
         self._in_own_listener_call = True
         try:

@@ -21,6 +21,7 @@ with the same error code, reason, rule id and linked cause.
      |    +-- ResourceAllocationException
      |    +-- TransactionInProgressException
      |    +-- TransactionRolledBackException
+     |    +-- TransactionInDoubtException          (outcome of a commit/rollback unknown)
      +-- JMSRuntimeException                       (runtime family)
      |    +-- IllegalStateRuntimeException ... one twin per checked class above
      +-- IllegalArgumentException (ValueError)     java.lang.IllegalArgumentException
@@ -143,6 +144,16 @@ class TransactionRolledBackException(JMSException):
     pass
 
 
+class TransactionInDoubtException(JMSException):
+    """The outcome of a commit (or rollback) is unknown: the request reached the broker, or may
+    have, and no answer came back (the connection dropped, or the answer timed out).
+
+    Not a :class:`TransactionRolledBackException`: the broker may have committed. An application
+    that must not process twice checks its own records (or the broker) before it redoes the work;
+    messages of an in-doubt transaction that were not committed come back with
+    ``JMSRedelivered=true``."""
+
+
 class JMSRuntimeException(_JMSError):
     """Root of the unchecked JMS exceptions (``jakarta.jms.JMSRuntimeException``); not a
     subclass of JMSException, as in Java."""
@@ -188,6 +199,10 @@ class TransactionRolledBackRuntimeException(JMSRuntimeException):
     pass
 
 
+class TransactionInDoubtRuntimeException(JMSRuntimeException):
+    """The runtime twin of :class:`TransactionInDoubtException` (JMSContext.commit/rollback)."""
+
+
 class IllegalArgumentException(ValueError):
     """``java.lang.IllegalArgumentException`` (bad property names, null listeners, ...)."""
 
@@ -211,6 +226,7 @@ RUNTIME_TWINS: dict[type[JMSException], type[JMSRuntimeException]] = {
     ResourceAllocationException: ResourceAllocationRuntimeException,
     TransactionInProgressException: TransactionInProgressRuntimeException,
     TransactionRolledBackException: TransactionRolledBackRuntimeException,
+    TransactionInDoubtException: TransactionInDoubtRuntimeException,
 }
 
 

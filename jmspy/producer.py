@@ -11,6 +11,7 @@ from . import rules
 from ._amqp.codec import encode_message, node_address
 from ._amqp.engine import Completion
 from ._amqp.provider import ANONYMOUS_RELAY, DELAYED_DELIVERY, AmqpSender, LinkSpec
+from .connection import SESSION_TRANSACTED
 from .destination import Destination
 from .errors import (
     IllegalArgumentException,
@@ -341,15 +342,15 @@ class MessageProducer:
             sync = False
         else:
             sync = mode == DeliveryMode.PERSISTENT
-        txn_id = self._session._txn_id
         track: Completion[None] | None = None
         if listener is not None:
             sync = False
             track = Completion()
-        if txn_id is not None:
+        if self._session._mode == SESSION_TRANSACTED:
             # Transactional sends need no round trip each: commit waits for their outcomes.
+            txn_id, txn_epoch = self._session._txn_for_work()
             link.txn_failure_handler = self._session._on_txn_failure
-            link.send(payload, False, self._send_timeout, txn_id, track)
+            link.send(payload, False, self._send_timeout, txn_id, track, epoch=txn_epoch)
         else:
             try:
                 link.send(payload, sync, self._send_timeout, None, track)

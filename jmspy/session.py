@@ -24,6 +24,7 @@ from .errors import (
     IllegalStateException,
     InvalidDestinationException,
     JMSException,
+    TransactionInDoubtException,
     TransactionRolledBackException,
 )
 from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
@@ -76,10 +77,15 @@ class Session:
         self._completion_thread: threading.Thread | None = None
         self._recover_requested = False
         # SESSION_TRANSACTED: the current AMQP transaction, and why it can only roll back.
+        # The id is None between transactions (declared again on first use); ``_txn_epoch`` is
+        # the connection epoch it was declared in: a reconnect since then means the broker
+        # dropped it, which rolls back whatever work it had (``_txn_has_work``).
         self._txn_id: bytes | None = None
+        self._txn_epoch = -1
+        self._txn_has_work = False
         self._txn_failure: JMSException | None = None
         if mode == SESSION_TRANSACTED:
-            self._txn_id = self._amqp.coordinator().declare()
+            self._current_txn()
 
     def __repr__(self) -> str:
         return f"Session({ACKNOWLEDGE_MODES[self._mode]}, {'closed' if self._closed else 'open'})"
@@ -253,7 +259,25 @@ class Session:
             return
         with self._unacked_lock:
             pending, self._unacked = self._unacked, []
-        _settle_grouped(pending, "accepted")
+        amqp = self._amqp_connection
+        epoch = amqp.epoch
+        current = [d for d in pending if d.epoch == epoch]
+        if amqp.failure is not None:
+            current, lost = [], pending
+        else:
+            lost = [d for d in pending if d.epoch != epoch] if len(current) != len(pending) else []
+        _settle_grouped(current, "accepted")
+        if lost:
+            why = (
+                f"the connection has failed ({amqp.failure.reason})"
+                if amqp.failure is not None
+                else "they were delivered before the connection to the broker was interrupted"
+            )
+            raise IllegalStateException(
+                f"acknowledge(): {len(lost)} message(s) could not be acknowledged because {why}; "
+                "the acknowledgement did not reach the broker, which will redeliver them "
+                "(JMSRedelivered=true)"
+            )
 
     def _forget_unacked(self, consumer: MessageConsumer) -> list[InboundDelivery]:
         with self._unacked_lock:
@@ -486,8 +510,59 @@ class Session:
         if self._txn_failure is None:
             self._txn_failure = error
 
+    def _current_txn(self) -> bytes:
+        """The id of the current transaction, declared on first use (again after a reconnect,
+        which loses the transaction the broker had: its work is then rolled back)."""
+        amqp = self._amqp_connection
+        if self._txn_id is not None and self._txn_epoch != amqp.epoch:
+            self._txn_lost()
+        if self._txn_id is None:
+            for attempt in (1, 2):
+                epoch = amqp.epoch
+                try:
+                    self._txn_id = self._amqp.coordinator().declare()
+                except JMSException:
+                    # A declare lost to a reconnect is simply made again on the new transport.
+                    if attempt == 2 or amqp.epoch == epoch or amqp.failure is not None:
+                        raise
+                    continue
+                self._txn_epoch = epoch
+                break
+        assert self._txn_id is not None
+        return self._txn_id
+
+    def _txn_for_work(self) -> tuple[bytes, int]:
+        """The transaction a send or an acknowledgement joins, and its connection epoch."""
+        txn_id = self._current_txn()
+        self._txn_has_work = True
+        return txn_id, self._txn_epoch
+
+    def _txn_lost(self) -> None:
+        """The transport that carried the transaction was lost: the broker rolled it back."""
+        if self._txn_has_work and self._txn_failure is None:
+            self._txn_failure = TransactionRolledBackException(
+                "the connection to the broker was interrupted during the transaction; the broker "
+                "rolled it back (messages received in it are redelivered, sends were discarded)"
+            )
+        self._txn_id = None
+
+    def _end_transaction(self, declare_next: bool = True) -> None:
+        self._txn_id = None
+        self._txn_has_work = False
+        self._txn_failure = None
+        if declare_next:
+            try:
+                self._current_txn()
+            except JMSException as exc:  # declared again on first use
+                log.debug("declaring the next transaction: %s", exc)
+
     def commit(self) -> None:
-        """Commit every send and acknowledgement of the current transaction."""
+        """Commit every send and acknowledgement of the current transaction.
+
+        Raises TransactionRolledBackException when the transaction was certainly rolled back
+        (refused by the broker, or lost with a connection that failover replaced), and
+        TransactionInDoubtException when the commit was sent but its outcome never came back:
+        the broker may have committed."""
         self._check_closed()
         if self._mode != SESSION_TRANSACTED:
             raise IllegalStateException(
@@ -495,29 +570,30 @@ class Session:
             )
         self._check_not_completion_thread("commit()")
         self._wait_completions()
-        timeout_s = self._connection.options.send_timeout / 1000.0
-        for producer in list(self._producers):
-            for link in producer._links.values():
-                link.wait_settled(timeout_s)
-        txn_id = self._txn_id
-        assert txn_id is not None
-        failure = self._txn_failure or self._amqp_connection.failure
+        amqp = self._amqp_connection
+        if self._txn_id is not None and self._txn_epoch != amqp.epoch:
+            self._txn_lost()
+        if self._txn_failure is None and not amqp.interrupted:
+            timeout_s = self._connection.options.send_timeout / 1000.0
+            for producer in list(self._producers):
+                for link in producer._links.values():
+                    link.wait_settled(timeout_s)
+        failure = self._txn_failure or amqp.failure
         if failure is not None:
             self._discard_transaction()
             raise TransactionRolledBackException(
                 f"the transaction was rolled back: {failure.reason}", linked=failure
             )
+        txn_id = self._txn_id
+        if txn_id is None:
+            self._end_transaction()  # nothing was done in it: nothing to commit
+            return
         try:
-            self._amqp.coordinator().discharge(txn_id, fail=False)
-        except TransactionRolledBackException:
-            self._begin_next_transaction()
+            self._amqp.coordinator().discharge(txn_id, fail=False, epoch=self._txn_epoch)
+        except (TransactionRolledBackException, TransactionInDoubtException):
+            self._end_transaction()
             raise
-        except JMSException as exc:
-            # The connection dropped mid-transaction: the broker rolls it back.
-            raise TransactionRolledBackException(
-                f"the transaction was rolled back: {exc.reason}", linked=exc
-            ) from exc
-        self._begin_next_transaction()
+        self._end_transaction()
 
     def rollback(self) -> None:
         """Undo the current transaction: sends are discarded and received messages go back to
@@ -529,31 +605,38 @@ class Session:
             )
         self._check_not_completion_thread("rollback()")
         self._wait_completions()
+        amqp = self._amqp_connection
         with self._delivery_lock:
             # Prefetched messages that were never delivered go back first, so the broker can
             # redeliver the rolled-back ones in order before them.
             for consumer in list(self._consumers):
                 consumer._release_prefetch()
-            txn_id = self._txn_id
-            assert txn_id is not None
-            self._amqp.coordinator().discharge(txn_id, fail=True)
-            self._begin_next_transaction()
+            txn_id, epoch = self._txn_id, self._txn_epoch
+            if txn_id is not None and epoch == amqp.epoch:
+                try:
+                    self._amqp.coordinator().discharge(txn_id, fail=True, epoch=epoch)
+                except TransactionRolledBackException:
+                    pass  # rolled back either way
+                except TransactionInDoubtException:
+                    # Lost with the connection: the broker rolls back what it loses.
+                    if amqp.epoch == epoch and amqp.failure is None:
+                        self._end_transaction(declare_next=False)
+                        raise
+            self._end_transaction()
             for consumer in list(self._consumers):
                 consumer._receiver.restore_credit()
 
-    def _begin_next_transaction(self) -> None:
-        self._txn_failure = None
-        self._txn_id = self._amqp.coordinator().declare()
-
     def _discard_transaction(self) -> None:
-        txn_id = self._txn_id
-        if txn_id is None:
-            return
-        try:
-            self._amqp.coordinator().discharge(txn_id, fail=True)
-            self._begin_next_transaction()
-        except JMSException as exc:
-            log.debug("rolling back a failed transaction: %s", exc)
+        """Roll back what the broker may still hold of the current transaction, then start
+        over (errors are logged: the caller reports the rollback)."""
+        txn_id, epoch = self._txn_id, self._txn_epoch
+        amqp = self._amqp_connection
+        if txn_id is not None and epoch == amqp.epoch and amqp.failure is None:
+            try:
+                self._amqp.coordinator().discharge(txn_id, fail=True, epoch=epoch)
+            except JMSException as exc:
+                log.debug("rolling back a failed transaction: %s", exc)
+        self._end_transaction(declare_next=amqp.failure is None)
 
     def recover(self) -> None:
         """Redeliver every unacknowledged message, from the first one, marked redelivered."""
@@ -566,7 +649,10 @@ class Session:
                 with self._unacked_lock:
                     pending, self._unacked = self._unacked, []
                 by_consumer: dict[int, list[InboundDelivery]] = {}
+                epoch = self._amqp_connection.epoch
                 for inbound in pending:
+                    if inbound.epoch != epoch:
+                        continue  # lost with an old connection: the broker redelivers it
                     by_consumer.setdefault(id(inbound.receiver), []).append(inbound)
                 for consumer in list(self._consumers):
                     mine = by_consumer.get(id(consumer._receiver))
@@ -602,12 +688,20 @@ class Session:
                 # Unacknowledged CLIENT_ACKNOWLEDGE messages were settled as failed deliveries
                 # by their consumers' close; nothing is acknowledged by closing (JMS 6.2.15),
                 # and an open transaction is rolled back.
-                if self._txn_id is not None and self._amqp_connection.failure is None:
+                amqp = self._amqp_connection
+                if (
+                    self._txn_id is not None
+                    and amqp.failure is None
+                    and not amqp.interrupted
+                    and self._txn_epoch == amqp.epoch
+                ):
                     try:
-                        self._amqp.coordinator().discharge(self._txn_id, fail=True)
+                        self._amqp.coordinator().discharge(
+                            self._txn_id, fail=True, epoch=self._txn_epoch
+                        )
                     except JMSException as exc:
                         log.debug("rolling back on close: %s", exc)
-                    self._txn_id = None
+                self._txn_id = None
                 self._amqp.close()
                 self._closed = True
         finally:

@@ -251,7 +251,10 @@ class Engine:
                 self.handler.on_engine_failed(self.failure)
             except Exception:
                 log.exception("engine failure handler raised")
-            self._drain_work_after_stop()
+            # A connection that fails over takes the work over for its next transport.
+            take = getattr(self.handler, "take_leftover_work", None)
+            if take is None or not take(self._work):
+                self._drain_work_after_stop()
 
     def _drain_work_after_stop(self) -> None:
         while self._work:
@@ -288,7 +291,9 @@ class Engine:
         with self._wake_lock:
             self._wake_pending = False
         work = self._work
-        while work:
+        # Once a stop is requested (a closing or lost transport) no more work runs here: what
+        # is left is failed, or handed to the next transport by a failover connection.
+        while work and not self._stop_requested:
             work.popleft()()
 
     def _run_timers(self, now: float) -> None:

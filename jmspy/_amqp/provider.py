@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, cast
 
 from cproton import pn_delivery_link
@@ -43,6 +44,7 @@ from ..errors import (
     JMSException,
     JMSSecurityException,
     ResourceAllocationException,
+    TransactionInDoubtException,
     TransactionRolledBackException,
 )
 from ..options import ConnectionOptions, Endpoint
@@ -147,6 +149,8 @@ class InboundDelivery:
     settled: bool = False
     # time.monotonic() when the transfer arrived (batch listeners time their batches from it).
     arrived: float = 0.0
+    # The connection epoch it arrived in: after a reconnect it can no longer be settled.
+    epoch: int = 0
 
 
 @dataclass
@@ -171,8 +175,55 @@ class LinkSpec:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+class _TransportEvents:
+    """The engine handler of one transport (one TCP connection) of an :class:`AmqpConnection`.
+
+    A connection that fails over outlives its transports: events of a transport that has been
+    declared lost (or replaced) are dropped here, so a dying engine thread can never touch the
+    links and sessions that a newer transport now serves.
+    """
+
+    __slots__ = ("conn", "gen", "on_delivery_fast")
+
+    def __init__(self, conn: AmqpConnection, gen: int) -> None:
+        self.conn = conn
+        self.gen = gen
+        self.on_delivery_fast = self._delivery
+
+    def _delivery(self, delivery: Delivery) -> None:
+        if self.conn._live_gen == self.gen:
+            self.conn.on_delivery_fast(delivery)
+
+    def on_proton_event(self, event: Event) -> None:
+        if self.conn._live_gen == self.gen:
+            self.conn.on_proton_event(event)
+
+    def on_engine_failed(self, error: BaseException) -> None:
+        if self.conn._live_gen == self.gen:
+            self.conn.on_engine_failed(error)
+
+    def take_leftover_work(self, work: Any) -> bool:
+        return self.conn._take_leftover_work(self.gen, work)
+
+
+# AmqpConnection states.
+CONNECTING = "connecting"
+OPEN = "open"
+INTERRUPTED = "interrupted"  # failover: the transport was lost, reconnecting
+FAILED = "failed"
+
+
 class AmqpConnection:
-    """One AMQP connection and its engine thread."""
+    """One AMQP connection: the handle the JMS layer holds, over one transport at a time.
+
+    Without failover the connection has exactly one transport (TCP connection, proton
+    Connection/Transport and engine thread) and fails with it. With failover (``failover``
+    given) a lost transport *interrupts* the connection: sessions and links keep their identity,
+    work submitted meanwhile is held, and :class:`~jmspy._amqp.failover.Reconnector` opens a new
+    transport to one of ``servers`` and re-creates every session and link on it (same names,
+    same terminus), after which held work runs. ``epoch`` counts lost transports: a delivery
+    received under an older epoch can no longer be settled (the broker redelivers it).
+    """
 
     def __init__(
         self,
@@ -180,23 +231,52 @@ class AmqpConnection:
         options: ConnectionOptions,
         container_id: str,
         on_failure: Callable[[JMSException], None],
+        *,
+        servers: list[tuple[Endpoint, ConnectionOptions]] | None = None,
+        failover: Any = None,
+        on_event: Callable[[str, Any], None] | None = None,
     ) -> None:
+        self.servers = servers or [(endpoint, options)]
         self.endpoint = endpoint
         self.options = options
         self.container_id = container_id
         self._on_failure = on_failure
+        self._on_event = on_event
         self.remote_offered_capabilities: set[str] = set()
         self.remote_properties: dict[str, Any] = {}
         self.remote_container_id: str | None = None
         self.failure: JMSException | None = None
         self._closing = False
+        self._state = CONNECTING
+        self.epoch = 0
+        self._gen = 0
+        self._live_gen = -1
+        self._lost_gen = -1
         self._open_completion: Completion[None] = Completion()
         self._close_completion: Completion[None] = Completion()
+        self._recovery: Completion[Any] | None = None
         self._sessions: set[AmqpSession] = set()
         self._link_seq = itertools.count(1)
         self._lock = threading.Lock()
+        # Work submitted while the transport is down, run in order once it is back.
+        self._held: list[Callable[[], None]] = []
+        self._held_lock = threading.Lock()
+        # Completions API threads wait on: failed at once when the connection fails for good.
+        self._waiters: set[Completion[Any]] = set()
+        self._proton: Connection = cast(Connection, None)
+        self.engine: Engine = cast(Engine, None)
+        self.reconnector: Any = None
+        if failover is not None:
+            from .failover import Reconnector
+
+            self.reconnector = Reconnector(self, failover)
+
+    # ---- transports -------------------------------------------------------------------------
+
+    def _new_transport(self, endpoint: Endpoint, options: ConnectionOptions) -> None:
+        """Build a proton Connection, Transport and engine for one server (not started)."""
         conn = Connection()
-        conn.container = container_id
+        conn.container = self.container_id
         conn.hostname = options.vhost or endpoint.host
         conn.desired_capabilities = _symbol_array(DESIRED_CAPABILITIES)
         conn.properties = {
@@ -216,16 +296,22 @@ class AmqpConnection:
         mechanisms = options.sasl_mechanisms or ("PLAIN" if options.username else "ANONYMOUS")
         sasl.allowed_mechs(mechanisms.replace(",", " "))
         if endpoint.tls:
-            self._ssl = ProtonSSL(transport, self._ssl_domain())
+            self._ssl = ProtonSSL(transport, self._ssl_domain(options))
             self._ssl.peer_hostname = endpoint.host
         transport.bind(conn)
+        self._gen += 1
+        self._live_gen = self._gen
+        self.endpoint = endpoint
+        self.options = options
         self._proton = conn
+        self._open_completion = Completion()
+        self._close_completion = Completion()
         self.engine = Engine(
             host=endpoint.host,
             port=endpoint.port,
             connection=conn,
             transport=transport,
-            handler=self,
+            handler=_TransportEvents(self, self._gen),
             connect_timeout_s=options.connect_timeout / 1000.0,
             tcp_no_delay=options.tcp_no_delay,
             tcp_keep_alive=options.tcp_keep_alive,
@@ -237,8 +323,7 @@ class AmqpConnection:
         if options.trace_frames:
             self.engine.enable_frame_trace()
 
-    def _ssl_domain(self) -> SSLDomain:
-        opts = self.options
+    def _ssl_domain(self, opts: ConnectionOptions) -> SSLDomain:
         domain = SSLDomain(SSLDomain.MODE_CLIENT)
         if opts.trust_store_location:
             domain.set_trusted_ca_db(opts.trust_store_location)
@@ -255,30 +340,57 @@ class AmqpConnection:
             domain.set_peer_authentication(SSLDomain.VERIFY_PEER, opts.trust_store_location)
         return domain
 
+    def connect_transport(self, endpoint: Endpoint, options: ConnectionOptions) -> None:
+        """Open a transport to one server: TCP, SASL and the open frames, within
+        ``jms.connectTimeout``; raise the mapped JMSException when that fails."""
+        self._new_transport(endpoint, options)
+        engine = self.engine
+        # Queue the open before starting the thread: a connect that fails at once (refused)
+        # stops the engine, and a later submit would raise EngineStopped instead of the reason.
+        engine.submit(self._proton.open)
+        engine.start()
+        timeout = options.connect_timeout / 1000.0
+        try:
+            self._open_completion.wait(
+                timeout,
+                lambda: JMSException(
+                    f"could not connect to {endpoint.display()} within "
+                    f"{options.connect_timeout} ms (jms.connectTimeout)"
+                ),
+            )
+        except BaseException:
+            self._live_gen = -1
+            engine.stop()
+            engine.join(2.0)
+            raise
+
     # ---- API side -------------------------------------------------------------------------
 
     def timeout_s(self, which: str) -> float:
         return float(getattr(self.options, which)) / 1000.0
 
+    @property
+    def interrupted(self) -> bool:
+        """True while failover is reconnecting (work is held, not failed)."""
+        return self._state == INTERRUPTED
+
     def open(self) -> None:
         """Connect, authenticate and exchange open frames; raise the mapped error on failure."""
-        # Queue the open before starting the thread: a connect that fails at once (refused)
-        # stops the engine, and a later submit would raise EngineStopped instead of the reason.
-        self.engine.submit(self._proton.open)
-        self.engine.start()
-        timeout = self.timeout_s("connect_timeout")
-        try:
-            self._open_completion.wait(
-                timeout,
-                lambda: JMSException(
-                    f"could not connect to {self.endpoint.display()} within "
-                    f"{self.options.connect_timeout} ms (jms.connectTimeout)"
-                ),
-            )
-        except BaseException:
-            self.engine.stop()
-            self.engine.join(2.0)
-            raise
+        if self.reconnector is not None:
+            self.reconnector.connect_first()
+        else:
+            endpoint, options = self.servers[0]
+            self.connect_transport(endpoint, options)
+        self._state = OPEN
+        self.notify("established", self.endpoint.display())
+
+    def notify(self, kind: str, arg: Any) -> None:
+        """Tell the JMS connection about a connection event (never on the engine thread)."""
+        if self._on_event is not None:
+            try:
+                self._on_event(kind, arg)
+            except Exception:
+                log.exception("connection event handler raised")
 
     def check_usable(self) -> None:
         if self.failure is not None:
@@ -290,18 +402,46 @@ class AmqpConnection:
     def run(
         self, work: Callable[[Completion[Any]], None], what: str, timeout_ms: int | None = None
     ) -> Any:
-        """Run work on the engine thread and wait, mapping engine death to a JMSException."""
+        """Run work on the engine thread and wait, mapping engine death to a JMSException.
+
+        While failover reconnects, the work is held and runs on the new transport; the wait is
+        bounded by the same timeout either way."""
         self.check_usable()
         timeout_s = (timeout_ms or self.options.request_timeout) / 1000.0
+        completion: Completion[Any] = Completion()
+
+        def run() -> None:
+            try:
+                work(completion)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiter
+                completion.fail(exc)
+
+        self._waiters.add(completion)
         try:
-            return self.engine.call(work, timeout_s, what, JMSException)
+            self.submit(run)
+            return completion.wait(
+                timeout_s,
+                lambda: JMSException(f"{what} did not complete within {timeout_s:g} s"),
+            )
         except EngineStopped as exc:
             raise self._failure_or(exc) from None
+        finally:
+            self._waiters.discard(completion)
 
     def submit(self, work: Callable[[], None]) -> None:
+        if self.reconnector is not None:
+            with self._held_lock:
+                if self._state == INTERRUPTED:
+                    self._held.append(work)
+                    return
         try:
             self.engine.submit(work)
         except EngineStopped as exc:
+            if self.reconnector is not None and self.failure is None and not self._closing:
+                # The transport died and the interruption is being declared: hold the work.
+                with self._held_lock:
+                    self._held.append(work)
+                return
             raise self._failure_or(exc) from None
 
     def _failure_or(self, exc: BaseException) -> JMSException:
@@ -324,7 +464,13 @@ class AmqpConnection:
         if self._closing:
             return
         self._closing = True
-        if not self.engine.running:
+        if self.reconnector is not None:
+            self.reconnector.cancel(self.timeout_s("close_timeout"))
+        if self._state == INTERRUPTED or self.engine is None or not self.engine.running:
+            self._release_waiters(JMSException("the connection was closed"))
+            if self.engine is not None:
+                self.engine.stop()
+                self.engine.join(self.timeout_s("close_timeout"))
             return
 
         def do_close() -> None:
@@ -338,6 +484,102 @@ class AmqpConnection:
         finally:
             self.engine.stop()
             self.engine.join(self.timeout_s("close_timeout"))
+            self._release_waiters(JMSException("the connection was closed"))
+
+    def _release_waiters(self, error: JMSException) -> None:
+        with self._held_lock:
+            self._held.clear()
+        for completion in list(self._waiters):
+            completion.fail(error)
+
+    # ---- failover (called by the Reconnector) ---------------------------------------------
+
+    def _take_leftover_work(self, gen: int, work: Any) -> bool:
+        """A stopped engine hands over work it never ran: held for the next transport when
+        that engine's transport was lost to failover, else run by the engine to fail it."""
+        if gen != self._lost_gen or self._closing or self.failure is not None:
+            return False
+        with self._held_lock:
+            self._held[:0] = list(work)
+        work.clear()
+        return True
+
+    def _lose_transport(self, error: JMSException) -> None:
+        """Engine thread: the live transport is gone; keep every session and link for the
+        next one. Deliveries of this transport can no longer be settled (epoch moves on)."""
+        self._lost_gen = self._live_gen
+        self._live_gen = -1
+        self.epoch += 1
+        self.engine.stop()
+        for session in list(self._sessions):
+            session._on_interrupted(error)
+
+    def recover(self, timeout_s: float) -> list[tuple[_LinkBase, BaseException]]:
+        """Re-create every open session and link on the new transport and wait for the peer.
+
+        Returns the links the peer refused (the caller fails them); raises when the transport
+        is lost again or the peer does not answer within ``timeout_s``."""
+        done: Completion[list[tuple[_LinkBase, BaseException]]] = Completion()
+        self._recovery = done
+
+        def work() -> None:
+            pending: list[tuple[_LinkBase | None, Completion[None]]] = []
+            for session in list(self._sessions):
+                if session.closed:
+                    self._sessions.discard(session)
+                    continue
+                session._do_recover(pending)
+            refused: list[tuple[_LinkBase, BaseException]] = []
+            remaining = [len(pending)]
+
+            def one_done(link: _LinkBase | None, completion: Completion[None]) -> None:
+                if completion.error is not None and link is not None:
+                    refused.append((link, completion.error))
+                remaining[0] -= 1
+                if remaining[0] == 0:
+                    done.succeed(refused)
+
+            if not pending:
+                done.succeed(refused)
+            for link, completion in pending:
+                completion.add_callback(partial(one_done, link))
+
+        self.engine.submit(work)
+        try:
+            return done.wait(
+                timeout_s,
+                lambda: JMSException(
+                    f"{self.endpoint.display()} did not re-create the sessions and links within "
+                    f"{timeout_s:g} s"
+                ),
+            )
+        finally:
+            self._recovery = None
+
+    def restored(self) -> None:
+        """The new transport serves everything again: run the held work, in order."""
+        with self._held_lock:
+            held, self._held = self._held, []
+            for work in held:
+                self.engine.submit(work)
+            self._state = OPEN
+
+    def interrupt_state(self) -> None:
+        self._state = INTERRUPTED
+
+    def fail_permanently(self, error: JMSException) -> None:
+        """Failover gave up (attempts exhausted, or a security error): fail for good."""
+        if self.failure is not None or self._closing:
+            return
+        self._state = FAILED
+        self.failure = error
+        log.warning("connection to %s failed: %s", self.endpoint.display(), error.reason)
+        self._fail_children(error)
+        self._release_waiters(error)
+        try:
+            self._on_failure(error)
+        except Exception:
+            log.exception("connection failure callback raised")
 
     # ---- engine thread ------------------------------------------------------------------
 
@@ -447,22 +689,48 @@ class AmqpConnection:
         self.engine.stop()
 
     def _fail(self, error: JMSException) -> None:
-        """Fail the connection once: every waiter and every open resource hears about it."""
+        """Engine thread: the transport failed. Without failover the connection fails once
+        (every waiter and every open resource hears about it); with failover an open connection
+        is interrupted and the reconnector takes over."""
         if self._closing:
             self._close_completion.succeed(None)
             self._open_completion.fail(error)
             self._fail_children(error)
+            self._release_waiters(error)
             return
         if self.failure is not None:
+            return
+        if self.reconnector is not None:
+            if not self._open_completion.done():
+                # A connect attempt failed: the reconnector decides what comes next.
+                self._live_gen = -1
+                self._open_completion.fail(error)
+                self.engine.stop()
+                return
+            self._lose_transport(error)
+            recovery = self._recovery
+            if self._state == OPEN:
+                log.warning(
+                    "connection to %s interrupted: %s; reconnecting",
+                    self.endpoint.display(),
+                    error.reason,
+                )
+                with self._held_lock:
+                    self._state = INTERRUPTED
+                self.reconnector.start(error)
+            elif recovery is not None:
+                recovery.fail(error)
             return
         if not self._open_completion.done():
             self._open_completion.fail(error)
             self.failure = error
             self._fail_children(error)
+            self._release_waiters(error)
             return
         self.failure = error
         log.warning("connection to %s failed: %s", self.endpoint.display(), error.reason)
         self._fail_children(error)
+        self._release_waiters(error)
         try:
             self._on_failure(error)
         except Exception:
@@ -506,6 +774,20 @@ def _session_context(session: Any) -> AmqpSession | None:
     return getattr(session, "jmspy_ctx", None)
 
 
+def _chain(waiting: Completion[None] | None, new: Completion[None]) -> None:
+    """Complete an API thread's pending begin/attach with the one redone after a reconnect."""
+    if waiting is None or waiting.done():
+        return
+
+    def forward(done: Completion[None]) -> None:
+        if done.error is not None:
+            waiting.fail(done.error)
+        else:
+            waiting.succeed(None)
+
+    new.add_callback(forward)
+
+
 class AmqpSession:
     def __init__(self, connection: AmqpConnection) -> None:
         self.connection = connection
@@ -536,6 +818,46 @@ class AmqpSession:
             self._begin.fail(error)
         for link in list(self._links):
             link._on_failed(error)
+
+    # ---- failover ----------------------------------------------------------------------------
+
+    def _on_interrupted(self, error: JMSException) -> None:
+        """Engine thread: the transport is lost; every link forgets what it cannot keep."""
+        for link in list(self._links):
+            if not link.closed and link.failure is None:
+                link._on_interrupted(error)
+
+    def _do_recover(self, pending: list[tuple[_LinkBase | None, Completion[None]]]) -> None:
+        """Engine thread of the new transport: begin again and re-attach every open link.
+
+        A begin or attach the application is still waiting for completes with the new one."""
+        old = self._proton
+        if old is not None:
+            old.jmspy_ctx = None  # the old transport's objects must not keep the handle alive
+        begun: Completion[None] = Completion()
+        _chain(self._begin, begun)
+        self._begin = begun
+        session = self.connection._proton.session()
+        self._proton = session
+        session.jmspy_ctx = self
+        session.open()
+        pending.append((None, begun))
+        for link in list(self._links):
+            if link.closed or link.failure is not None:
+                self._links.discard(link)
+                continue
+            lost = link._lost_with_connection()
+            if lost is not None:
+                self._links.discard(link)
+                link._on_failed(lost)
+                continue
+            attached: Completion[None] = Completion()
+            _chain(link._attach, attached)
+            old_link = getattr(link, "link", None)
+            if old_link is not None:
+                old_link.jmspy_ctx = None
+            link._do_attach(attached)
+            pending.append((link, attached))
 
     def create_sender(self, spec: LinkSpec, max_in_flight: int) -> AmqpSender:
         sender = AmqpSender(self, spec, max_in_flight)
@@ -597,6 +919,29 @@ class _LinkBase:
         self.link = link
         link.jmspy_ctx = self
         self.session._links.add(self)
+
+    def _on_interrupted(self, error: JMSException) -> None:
+        """Engine thread: the transport is lost; the link is re-attached by the recovery."""
+        if self._detach is not None:
+            self._detach.succeed(None)
+
+    def _do_attach(self, completion: Completion[None]) -> None:
+        raise NotImplementedError
+
+    def _lost_with_connection(self) -> JMSException | None:
+        """Why this link cannot be re-created on a new transport, or None when it can.
+
+        Temporary destinations live as long as the connection to the broker that made them:
+        after a reconnect they are gone, and so are links to them."""
+        spec = self.spec
+        if spec.dynamic or any(c.startswith("temporary-") for c in spec.capabilities):
+            return IllegalStateException(
+                f"the temporary destination {spec.address!r} was lost with the connection to "
+                "the broker (failover re-creates queues and topics, not temporary destinations)"
+            )
+        if spec.lookup:
+            return JMSException("the connection to the broker was interrupted during unsubscribe")
+        return None
 
     def _unregister(self) -> None:
         self.session._links.discard(self)
@@ -688,16 +1033,29 @@ class _LinkBase:
         pass
 
 
+@dataclass(slots=True, eq=False)
+class PendingSend:
+    """One transfer from send() until the peer settles it (kept for resending after a
+    reconnect). ``txn_epoch`` is set for transactional sends."""
+
+    payload: bytes
+    completion: Completion[None] | None
+    txn_id: bytes | None
+    txn_epoch: int | None
+    withdrawn: bool = False
+
+
 class AmqpSender(_LinkBase):
     """A producer link. Sends are queued in the outbox and written as credit allows."""
 
     def __init__(self, session: AmqpSession, spec: LinkSpec, max_in_flight: int) -> None:
         super().__init__(session, spec)
-        self._outbox: list[tuple[bytes, Completion[None] | None, bytes | None]] = []
+        self._outbox: list[PendingSend] = []
         self._outbox_lock = threading.Lock()
         self._flush_scheduled = False
         self._tags = itertools.count(1)
-        self._unsettled: dict[Any, Completion[None] | None] = {}
+        # Written, not yet settled by the peer, in send order (resent after a reconnect).
+        self._unsettled: dict[Any, PendingSend] = {}
         self._in_flight = threading.BoundedSemaphore(max_in_flight)
         self.async_failure_handler: Callable[[JMSException], None] | None = None
         self.txn_failure_handler: Callable[[JMSException], None] | None = None
@@ -762,9 +1120,13 @@ class AmqpSender(_LinkBase):
         timeout_ms: int,
         txn_id: bytes | None = None,
         track: Completion[None] | None = None,
+        epoch: int | None = None,
     ) -> None:
         """Queue a transfer. A sync send waits for the peer's outcome; an async one does not
-        but is bounded by the in-flight limit, so a slow peer slows the producer down."""
+        but is bounded by the in-flight limit, so a slow peer slows the producer down.
+
+        ``epoch`` (transactional sends): the connection epoch the transaction was declared in;
+        a send of a transaction that a reconnect has lost is dropped with it."""
         if self.failure is not None:
             raise IllegalStateException(
                 f"the producer link to {self.spec.address!r} has failed: {self.failure.reason}",
@@ -777,27 +1139,44 @@ class AmqpSender(_LinkBase):
                 "peer to settle earlier sends (jms.sendTimeout)"
             )
         completion: Completion[None] | None = Completion() if sync else track
+        pending = PendingSend(payload, completion, txn_id, epoch)
         with self._outbox_lock:
-            self._outbox.append((payload, completion, txn_id))
+            self._outbox.append(pending)
             schedule = not self._flush_scheduled
             self._flush_scheduled = True
         if schedule:
             try:
                 self.connection.submit(self._do_flush)
             except JMSException:
+                with self._outbox_lock:
+                    self._flush_scheduled = False
+                    if pending in self._outbox:
+                        self._outbox.remove(pending)
                 self._in_flight.release()
                 raise
         if sync and completion is not None:
             try:
-                completion.wait(
-                    timeout_s,
-                    lambda: JMSException(
-                        f"send to {self.spec.address!r} was not settled by the peer within "
-                        f"{timeout_ms} ms (jms.sendTimeout)"
-                    ),
-                )
+                completion.wait(timeout_s, lambda: self._send_timed_out(pending, timeout_ms))
             except EngineStopped as exc:
                 raise self.connection._failure_or(exc) from None
+
+    def _send_timed_out(self, pending: PendingSend, timeout_ms: int) -> JMSException:
+        """A sync send got no outcome in time. If it never left the client it is withdrawn
+        (certainly not sent); if it was written, its outcome is unknown and said so."""
+        with self._outbox_lock:
+            if pending in self._outbox:
+                self._outbox.remove(pending)
+                pending.withdrawn = True
+                self._in_flight.release()
+                return JMSException(
+                    f"send to {self.spec.address!r} timed out after {timeout_ms} ms "
+                    "(jms.sendTimeout) before it could be written; the message was not sent"
+                    + (" (the connection is reconnecting)" if self.connection.interrupted else "")
+                )
+        return JMSException(
+            f"send to {self.spec.address!r} was not settled by the peer within {timeout_ms} ms "
+            "(jms.sendTimeout): its outcome is unknown, the broker may or may not have the message"
+        )
 
     def _do_flush(self) -> None:
         with self._outbox_lock:
@@ -808,28 +1187,59 @@ class AmqpSender(_LinkBase):
             self._outbox = []
         link = self.link
         if self.failure is not None:
-            for _, completion, _txn in outbox:
+            for pending in outbox:
                 self._in_flight.release()
-                if completion is not None:
-                    completion.fail(self.failure)
+                if pending.completion is not None:
+                    pending.completion.fail(self.failure)
             return
-        remaining = []
-        for index, (payload, completion, txn_id) in enumerate(outbox):
+        if self.connection._live_gen < 0 or not link.state & Link.LOCAL_ACTIVE:
+            # Between transports (failover): keep everything for the re-attached link.
+            with self._outbox_lock:
+                self._outbox[:0] = outbox
+            return
+        epoch = self.connection.epoch
+        remaining: list[PendingSend] = []
+        for index, pending in enumerate(outbox):
+            if pending.txn_epoch is not None and pending.txn_epoch != epoch:
+                self._drop_lost_transactional(pending)
+                continue
             if link.credit <= 0:
                 remaining = outbox[index:]
                 break
             tag = str(next(self._tags)).encode()
             delivery = link.delivery(tag)
-            if txn_id is not None:
+            if pending.txn_id is not None:
                 # The transfer carries transactional-state(txn-id): it counts at commit only.
-                delivery.local.data = [txn_id]
+                delivery.local.data = [pending.txn_id]
                 delivery.update(TRANSACTIONAL_STATE)
-            link.stream(payload)
+            link.stream(pending.payload)
             link.advance()
-            self._unsettled[delivery.tag] = completion
+            self._unsettled[delivery.tag] = pending
         if remaining:
             with self._outbox_lock:
                 self._outbox[:0] = remaining
+
+    def _drop_lost_transactional(self, pending: PendingSend) -> None:
+        """A send of a transaction that the broker dropped with the old transport."""
+        self._in_flight.release()
+        if pending.completion is not None:
+            pending.completion.fail(
+                TransactionRolledBackException(
+                    f"transactional send to {self.spec.address!r} was lost with the connection "
+                    "to the broker; the transaction is rolled back"
+                )
+            )
+
+    def _on_interrupted(self, error: JMSException) -> None:
+        """Engine thread: the transport is lost. Sends the peer has not settled go back to the
+        head of the outbox, in order, and are resent on the re-attached link (at-least-once;
+        with duplicate detection the broker drops the copies it already had)."""
+        super()._on_interrupted(error)
+        unsettled = list(self._unsettled.values())
+        self._unsettled.clear()
+        with self._outbox_lock:
+            self._outbox[:0] = unsettled
+            self._flush_scheduled = False
 
     def _on_flow(self) -> None:
         if self._outbox and self.link.credit > 0:
@@ -841,8 +1251,11 @@ class AmqpSender(_LinkBase):
         state = delivery.remote_state
         if state == 0 and not delivery.settled:
             return
-        completion = self._unsettled.pop(delivery.tag, None)
+        pending = self._unsettled.pop(delivery.tag, None)
         delivery.settle()
+        if pending is None:
+            return
+        completion = pending.completion
         self._in_flight.release()
         error: JMSException | None = None
         if state == TRANSACTIONAL_STATE:
@@ -875,10 +1288,10 @@ class AmqpSender(_LinkBase):
 
     def _on_failed(self, error: JMSException) -> None:
         super()._on_failed(error)
-        for completion in self._unsettled.values():
+        for pending in self._unsettled.values():
             self._in_flight.release()
-            if completion is not None:
-                completion.fail(error)
+            if pending.completion is not None:
+                pending.completion.fail(error)
         self._unsettled.clear()
         self._do_flush()
 
@@ -892,6 +1305,10 @@ class AmqpSender(_LinkBase):
             else:
                 self.connection.engine.schedule(0.005, check)
 
+        if self.connection.interrupted:
+            # Reconnecting: what is still unsettled is resent later or fails with its own
+            # completion; a close does not wait for the reconnect.
+            return
         try:
             self.connection.submit(check)
             done.wait(timeout_s, lambda: JMSException("outstanding sends were not settled"))
@@ -919,7 +1336,10 @@ class AmqpReceiver(_LinkBase):
         self._credit_to_return = 0
         self._credit_lock = threading.Lock()
         self._drain: Completion[None] | None = None
+        self._pulling = False
         self.open_deliveries: set[InboundDelivery] = set()
+        # Set by the consumer: called on the engine thread when the transport is lost.
+        self.on_interrupted: Callable[[JMSException], None] | None = None
         # From the broker profile (link_profile): whether modified and drain may be used.
         self.modified_outcome = bool(spec.extra.get("modified_outcome", True))
         self.drain_supported = bool(spec.extra.get("drain", True))
@@ -988,6 +1408,8 @@ class AmqpReceiver(_LinkBase):
         link.open()
         if self.prefetch > 0:
             link.flow(self.prefetch)
+        elif self._pulling:
+            link.flow(1)  # a receive was waiting when the link was re-created
 
     @property
     def remote_address(self) -> str | None:
@@ -1009,6 +1431,7 @@ class AmqpReceiver(_LinkBase):
         link = self.link
         payload = link.recv(delivery.pending)
         link.advance()
+        self._pulling = False
         if delivery.aborted:
             delivery.settle()
             return
@@ -1027,7 +1450,9 @@ class AmqpReceiver(_LinkBase):
             delivery.settle()
             self._return_credit_now(1)
             return
-        inbound = InboundDelivery(delivery, message, self, False, time.monotonic())
+        inbound = InboundDelivery(
+            delivery, message, self, False, time.monotonic(), self.connection.epoch
+        )
         self.open_deliveries.add(inbound)
         self._on_message(inbound)
         # A drain also ends when the transfers use up the credit: the peer then owes no flow
@@ -1053,8 +1478,12 @@ class AmqpReceiver(_LinkBase):
                 return
             amount = self._credit_to_return
             self._credit_to_return = 0
+        epoch = self.connection.epoch
 
         def do_flow() -> None:
+            # Credit counted before a reconnect is void: the re-attach grants a full window.
+            if epoch != self.connection.epoch:
+                return
             if not self.closed and self.failure is None and self.link.state & Link.LOCAL_ACTIVE:
                 self.link.flow(amount)
 
@@ -1128,6 +1557,7 @@ class AmqpReceiver(_LinkBase):
         """Grant one credit (prefetch 0 consumers) and, with a timeout, drain after it."""
 
         def do_flow() -> None:
+            self._pulling = True
             if self.link.credit <= 0:
                 self.link.flow(1)
 
@@ -1199,6 +1629,22 @@ class AmqpReceiver(_LinkBase):
         except JMSException as exc:
             log.debug("drain before close failed: %s", exc)
 
+    def _on_interrupted(self, error: JMSException) -> None:
+        """Engine thread: the transport is lost. Unsettled deliveries go back to the broker
+        with it (it redelivers them); a drain in progress has nothing left to wait for."""
+        super()._on_interrupted(error)
+        self.open_deliveries.clear()
+        with self._credit_lock:
+            self._credit_to_return = 0
+        if self._drain is not None:
+            self._drain.succeed(None)
+            self._drain = None
+        if self.on_interrupted is not None:
+            try:
+                self.on_interrupted(error)
+            except Exception:
+                log.exception("consumer interruption callback raised")
+
     def _on_failed(self, error: JMSException) -> None:
         super()._on_failed(error)
         if self._drain is not None:
@@ -1220,9 +1666,12 @@ def _settle_now(
     if inbound.settled:
         return
     inbound.settled = True
-    inbound.receiver.open_deliveries.discard(inbound)
+    receiver = inbound.receiver
+    receiver.open_deliveries.discard(inbound)
     delivery = inbound.delivery
-    if inbound.receiver.failure is not None:
+    if receiver.failure is not None or inbound.epoch != receiver.connection.epoch:
+        # Failed link, or a delivery of a transport failover has replaced: nothing to settle
+        # (the broker puts the message back and redelivers it).
         return
     if outcome == "modified" and not inbound.receiver.modified_outcome:
         # The broker does not know the modified outcome: the nearest it understands.
@@ -1291,9 +1740,21 @@ class AmqpCoordinator(_LinkBase):
         link.rcv_settle_mode = Link.RCV_FIRST
         link.open()
 
-    def _control(self, kind: str, payload: bytes, completion: Completion[Any]) -> None:
+    def _control(
+        self, kind: str, payload: bytes, completion: Completion[Any], epoch: int | None = None
+    ) -> None:
         if self.failure is not None:
             completion.fail(self.failure)
+            return
+        if epoch is not None and epoch != self.connection.epoch:
+            # The transaction belonged to a transport that failover replaced: the broker
+            # dropped it with that connection, and nothing is sent.
+            completion.fail(
+                TransactionRolledBackException(
+                    "the connection to the broker was interrupted during the transaction; the "
+                    "broker rolled it back"
+                )
+            )
             return
         tag = f"txn-{next(self._tags)}".encode()
         delivery = self.link.delivery(tag)
@@ -1308,11 +1769,34 @@ class AmqpCoordinator(_LinkBase):
         txn_id: bytes = self.connection.run(work, "declaring a transaction")
         return txn_id
 
-    def discharge(self, txn_id: bytes, fail: bool) -> None:
-        def work(completion: Completion[None]) -> None:
-            self._control("discharge", _control_payload(DISCHARGE, [txn_id, fail]), completion)
+    def discharge(self, txn_id: bytes, fail: bool, epoch: int | None = None) -> None:
+        """Commit (``fail=False``) or roll back. Raises TransactionRolledBackException when the
+        broker refused or certainly dropped the transaction, TransactionInDoubtException when
+        the discharge was sent and its outcome never came back."""
 
-        self.connection.run(work, "rolling back" if fail else "committing the transaction")
+        def work(completion: Completion[None]) -> None:
+            self._control(
+                "discharge", _control_payload(DISCHARGE, [txn_id, fail]), completion, epoch
+            )
+
+        what = "rolling back" if fail else "committing the transaction"
+        failure = self.connection.failure
+        if failure is not None:
+            raise TransactionRolledBackException(
+                f"{what}: the connection has failed ({failure.reason}); the broker rolled the "
+                "transaction back",
+                linked=failure,
+            )
+        try:
+            self.connection.run(work, what)
+        except (TransactionRolledBackException, TransactionInDoubtException):
+            raise
+        except JMSException as exc:
+            raise TransactionInDoubtException(
+                f"{what}: no outcome came back from the broker ({exc.reason}); the transaction "
+                "may or may not have been " + ("rolled back" if fail else "committed"),
+                linked=exc,
+            ) from exc
 
     def _on_flow(self) -> None:
         pass
@@ -1341,8 +1825,26 @@ class AmqpCoordinator(_LinkBase):
         else:
             completion.fail(JMSException(f"unexpected outcome {state} for transaction {kind}"))
 
+    def _on_interrupted(self, error: JMSException) -> None:
+        super()._on_interrupted(error)
+        self._fail_pending(error)
+
     def _on_failed(self, error: JMSException) -> None:
         super()._on_failed(error)
-        for _kind, completion in self._pending.values():
-            completion.fail(error)
+        self._fail_pending(error)
+
+    def _fail_pending(self, error: JMSException) -> None:
+        """The transport is gone with controls in flight: a discharge's outcome is unknown; a
+        declare is simply lost (the session declares again when it next needs one)."""
+        for kind, completion in self._pending.values():
+            if kind == "discharge":
+                completion.fail(
+                    TransactionInDoubtException(
+                        "the connection to the broker was lost while the transaction was being "
+                        f"discharged: its outcome is unknown ({error.reason})",
+                        linked=error,
+                    )
+                )
+            else:
+                completion.fail(error)
         self._pending.clear()

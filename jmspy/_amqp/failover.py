@@ -1,0 +1,248 @@
+"""Failover: reconnect a lost AMQP connection and re-create everything on it.
+
+The failover layer wraps the AMQP provider the way Qpid JMS's ``FailoverProvider`` wraps its
+``AmqpProvider``: the JMS objects keep talking to the same :class:`AmqpConnection`,
+``AmqpSession`` and link handles, and when the transport under them is lost the
+:class:`Reconnector` opens a new one (to the same server or the next of the pool), begins every
+session again and re-attaches every link with the same name and terminus, so durable and shared
+subscriptions resume. Work the application submitted meanwhile is held and runs afterwards.
+
+What happens to in-flight work is decided where the work lives (``provider.py``):
+
+* unsettled sends go back to the head of the sender's outbox and are resent (at-least-once;
+  Artemis drops the copies it already had when duplicate detection is on);
+* prefetched, undelivered messages are dropped locally (the broker redelivers them) and the
+  consumer remembers what it had handed out, to flag those messages ``JMSRedelivered``;
+* deliveries of the old transport can no longer be settled (``epoch``);
+* a transaction dies with the transport: ``commit()`` then raises
+  TransactionRolledBackException, and a discharge that was in flight TransactionInDoubtException.
+
+Threads: one reconnect thread per interruption, never the engine thread; it ends once the
+connection is restored or failover gives up. The delay schedule is Qpid JMS's
+(:func:`jmspy.failover_options.reconnect_delay_ms`), driven by ``tenacity``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    stop_any,
+    stop_never,
+)
+
+from ..errors import JMSException, JMSSecurityException
+from ..failover_options import FailoverOptions, reconnect_delay_ms
+
+if TYPE_CHECKING:
+    from ..options import ConnectionOptions, Endpoint
+    from .provider import AmqpConnection
+
+log = logging.getLogger("jmspy.failover")
+
+
+class _Cancelled(Exception):
+    """The connection was closed while reconnecting."""
+
+
+def _retryable(exc: BaseException) -> bool:
+    # Security failures stop reconnecting at once (Qpid JMS's isStoppageCause).
+    return not isinstance(exc, JMSSecurityException | _Cancelled)
+
+
+class Reconnector:
+    """Owns the reconnect loop of one failover connection."""
+
+    def __init__(self, connection: AmqpConnection, options: FailoverOptions) -> None:
+        self.connection = connection
+        self.options = options
+        self._pool: list[tuple[Endpoint, ConnectionOptions]] = list(connection.servers)
+        if options.randomize:
+            random.shuffle(self._pool)
+        self._current = 0
+        self._cancelled = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.reconnect_times: list[float] = []
+
+    # ---- API side ---------------------------------------------------------------------------
+
+    def connect_first(self) -> None:
+        """The first connect: every server of the pool, with the startup attempt limit."""
+        self._run_attempts(first=True)
+
+    def start(self, error: JMSException) -> None:
+        """Engine thread: the transport was lost; reconnect on a thread of our own."""
+        old_engine = self.connection.engine
+        thread = threading.Thread(
+            target=self._reconnect,
+            args=(error, old_engine),
+            name=f"jmspy-failover-{self.connection.endpoint.host}",
+            daemon=True,
+        )
+        self._thread = thread
+        thread.start()
+
+    def cancel(self, timeout_s: float) -> None:
+        """The connection is closing: stop reconnecting (waits up to ``timeout_s``)."""
+        self._cancelled.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
+
+    # ---- the reconnect thread ---------------------------------------------------------------
+
+    def _reconnect(self, error: JMSException, old_engine: Any) -> None:
+        conn = self.connection
+        lost = conn.endpoint.display()
+        began = time.monotonic()
+        # The old engine thread is on its way out (stop was requested); wait for it so that
+        # nothing of the old transport runs while the new one is set up.
+        old_engine.join(conn.timeout_s("close_timeout"))
+        conn.notify("interrupted", lost)
+        try:
+            self._sleep(reconnect_delay_ms(self.options, 1, first_connect=False) / 1000.0)
+            self._run_attempts(first=False)
+        except _Cancelled:
+            return
+        except JMSException as exc:
+            final = exc
+            if _retryable(exc):
+                final = JMSException(
+                    f"failover gave up reconnecting to {self._pool_display()} after "
+                    f"{self._attempts} attempt(s) (failover.maxReconnectAttempts="
+                    f"{self.options.max_reconnect_attempts}): {exc.reason}",
+                    linked=exc,
+                )
+            conn.fail_permanently(final)
+            conn.notify("failure", final)
+            return
+        except BaseException as exc:  # noqa: BLE001 - a reconnect thread never dies silently
+            log.exception("failover thread failed")
+            final = JMSException(f"failover failed: {exc!r}", linked=exc)
+            conn.fail_permanently(final)
+            conn.notify("failure", final)
+            return
+        if self._cancelled.is_set():
+            return
+        conn.restored()
+        self.reconnect_times.append(time.monotonic() - began)
+        log.info(
+            "connection restored to %s after %.3f s (was %s)",
+            conn.endpoint.display(),
+            time.monotonic() - began,
+            lost,
+        )
+        conn.notify("restored", conn.endpoint.display())
+
+    def _run_attempts(self, first: bool) -> None:
+        options = self.options
+        limit = options.attempt_limit(first)
+        conditions: list[Any] = []
+        if limit >= 0:
+            conditions.append(stop_after_attempt(max(1, limit)))
+        elif first:
+            # No startup limit: the first connect is still bounded, by jms.connectTimeout.
+            conditions.append(stop_after_delay(self.connection.timeout_s("connect_timeout")))
+        self._attempts = 0
+        retrying = Retrying(
+            stop=stop_any(*conditions) if conditions else stop_never,
+            wait=lambda state: (
+                reconnect_delay_ms(options, state.attempt_number + 1, first) / 1000.0
+            ),
+            retry=retry_if_exception(_retryable),
+            sleep=self._sleep,
+            before_sleep=self._before_sleep,
+            reraise=True,
+        )
+        retrying(self._attempt, first)
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        warn_every = self.options.warn_after_reconnect_attempts
+        number = state.attempt_number
+        error = state.outcome.exception() if state.outcome is not None else None
+        reason = error.reason if isinstance(error, JMSException) else repr(error)
+        if warn_every > 0 and number % warn_every == 0:
+            log.warning(
+                "failed to connect to %s after %d attempt(s), still trying: %s",
+                self._pool_display(),
+                number,
+                reason,
+            )
+        else:
+            log.debug("connect attempt %d failed: %s", number, reason)
+
+    def _sleep(self, seconds: float) -> None:
+        if self._cancelled.wait(max(0.0, seconds)) or self.connection._closing:
+            raise _Cancelled()
+
+    def _attempt(self, first: bool) -> None:
+        """One attempt: every server of the pool, back to back (after a drop, the next server
+        first, as Qpid JMS rotates its pool)."""
+        self._attempts += 1
+        conn = self.connection
+        count = len(self._pool)
+        start = self._current if first else (self._current + 1) % count
+        last: JMSException | None = None
+        for step in range(count):
+            if self._cancelled.is_set() or conn._closing:
+                raise _Cancelled()
+            index = (start + step) % count
+            endpoint, options = self._pool[index]
+            try:
+                conn.connect_transport(endpoint, options)
+            except JMSSecurityException:
+                raise
+            except JMSException as exc:
+                last = exc
+                continue
+            if self._cancelled.is_set() or conn._closing:
+                conn.engine.stop()
+                raise _Cancelled()
+            if not first:
+                try:
+                    refused = conn.recover(conn.timeout_s("request_timeout"))
+                except JMSException as exc:
+                    last = exc
+                    self._drop_transport(exc)
+                    continue
+                for link, why in refused:
+                    self._fail_link(link, why)
+            self._current = index
+            return
+        assert last is not None
+        raise last
+
+    def _drop_transport(self, error: JMSException) -> None:
+        """A recovery that failed on a live transport: declare it lost and close it."""
+        conn = self.connection
+        engine = conn.engine
+        try:
+            engine.submit(lambda: conn._fail(error))
+        except Exception:  # the engine is already gone: nothing to declare
+            pass
+        engine.stop()
+        engine.join(conn.timeout_s("close_timeout"))
+
+    def _fail_link(self, link: Any, why: BaseException) -> None:
+        error = (
+            why
+            if isinstance(why, JMSException)
+            else JMSException(f"re-creating the link to {link.spec.address!r} failed: {why!r}")
+        )
+        log.warning("link %r could not be re-created after reconnecting: %s", link.spec.name, why)
+        try:
+            self.connection.engine.submit(lambda: link._on_failed(error))
+        except Exception:
+            link._on_failed(error)
+
+    def _pool_display(self) -> str:
+        return ", ".join(endpoint.display() for endpoint, _ in self._pool)

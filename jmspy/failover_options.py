@@ -1,0 +1,202 @@
+"""The ``failover:(uri,uri)?...`` URL and its options, with Qpid JMS's names and defaults.
+
+``failover:(amqp://h1:5672,amqps://h2:5671)?failover.maxReconnectAttempts=20&jms.clientID=c``
+
+* ``failover.*`` options configure reconnection (:class:`FailoverOptions`);
+* ``failover.nested.<option>`` is applied to every nested URI (``amqp.*`` and ``transport.*``);
+* every other option after the ``?`` applies to the connection, as with a plain URL;
+* a nested URI may carry its own ``amqp.*`` / ``transport.*`` options, which win over the nested
+  defaults for that URI only.
+
+The reconnect delay schedule is Qpid JMS's (``ReconnectControls`` in its ``FailoverProvider``):
+after a drop the first attempt waits ``initialReconnectDelay`` (0: at once), the next ones start at
+``reconnectDelay`` and, with back-off on, multiply it once per attempt from the third on, capped at
+``maxReconnectDelay``. :func:`reconnect_delay_ms` is that function; the failover layer feeds it to
+``tenacity`` as its wait strategy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import parse_qsl
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import IllegalArgumentException
+from .options import Endpoint, parse_url
+
+FAILOVER_SCHEME = "failover:"
+NESTED_PREFIX = "failover.nested."
+# Options a nested URI may carry for itself (the transport and AMQP layer of one server).
+PER_URI_PREFIXES = ("amqp.", "transport.")
+
+
+class FailoverOptions(BaseModel):
+    """Reconnection settings (``failover.*``); every field is Qpid JMS's option of that name."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    initial_reconnect_delay: int = Field(0, alias="failover.initialReconnectDelay", ge=0)
+    reconnect_delay: int = Field(10, alias="failover.reconnectDelay", ge=0)
+    max_reconnect_delay: int = Field(30000, alias="failover.maxReconnectDelay", ge=0)
+    use_reconnect_back_off: bool = Field(True, alias="failover.useReconnectBackOff")
+    reconnect_back_off_multiplier: float = Field(
+        2.0, alias="failover.reconnectBackOffMultiplier", ge=1.0
+    )
+    max_reconnect_attempts: int = Field(-1, alias="failover.maxReconnectAttempts", ge=-1)
+    startup_max_reconnect_attempts: int = Field(
+        -1, alias="failover.startupMaxReconnectAttempts", ge=-1
+    )
+    warn_after_reconnect_attempts: int = Field(
+        10, alias="failover.warnAfterReconnectAttempts", ge=0
+    )
+    randomize: bool = Field(False, alias="failover.randomize")
+    amqp_open_server_list_action: Literal["REPLACE", "ADD", "IGNORE"] = Field(
+        "REPLACE", alias="failover.amqpOpenServerListAction"
+    )
+
+    def attempt_limit(self, first_connect: bool) -> int:
+        """How many attempts (each over every URI) before giving up; -1 for no limit."""
+        if first_connect and self.startup_max_reconnect_attempts != -1:
+            return self.startup_max_reconnect_attempts
+        return self.max_reconnect_attempts
+
+
+_FAILOVER_ALIASES = {f.alias: name for name, f in FailoverOptions.model_fields.items() if f.alias}
+
+
+def reconnect_delay_ms(options: FailoverOptions, attempt: int, first_connect: bool) -> float:
+    """The wait before reconnect attempt ``attempt`` (1-based), in milliseconds.
+
+    First connect: attempt 1 at once, attempt 2 after ``initialReconnectDelay`` when it is set.
+    After a drop: attempt 1 after ``initialReconnectDelay``. Then the back-off from
+    ``reconnectDelay``, multiplied once per attempt beyond the first back-off step.
+    """
+    if attempt <= 1:
+        return 0.0 if first_connect else float(options.initial_reconnect_delay)
+    step = attempt - 1  # the first back-off step is the second attempt
+    if first_connect and options.initial_reconnect_delay > 0:
+        if attempt == 2:
+            return float(options.initial_reconnect_delay)
+        step -= 1
+    delay = float(options.reconnect_delay)
+    if options.use_reconnect_back_off and step > 1:
+        delay *= options.reconnect_back_off_multiplier ** (step - 1)
+    return min(delay, float(options.max_reconnect_delay))
+
+
+@dataclass(frozen=True)
+class ServerURI:
+    """One server of the pool: where to connect and the options that apply to it alone."""
+
+    endpoint: Endpoint
+    options: dict[str, str] = field(default_factory=dict)
+
+    def display(self) -> str:
+        return self.endpoint.display()
+
+
+@dataclass(frozen=True)
+class ConnectionURL:
+    """A parsed connection URL: one server (plain) or a pool (failover)."""
+
+    servers: tuple[ServerURI, ...]
+    query: dict[str, str]
+    failover: FailoverOptions | None
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self.servers[0].endpoint
+
+
+def parse_connection_url(url: str) -> ConnectionURL:
+    """Parse ``amqp[s]://...`` or ``failover:(...)?...`` (errors name the offending part)."""
+    if not isinstance(url, str):
+        raise IllegalArgumentException(
+            f"the connection URL must be a string such as 'amqp://localhost:5672', got {url!r}"
+        )
+    if not url.lower().startswith(FAILOVER_SCHEME):
+        endpoint, query = parse_url(url)
+        return ConnectionURL((ServerURI(endpoint),), query, None)
+    rest = url[len(FAILOVER_SCHEME) :]
+    if rest.startswith("("):
+        close = rest.find(")")
+        if close < 0:
+            raise IllegalArgumentException(
+                f"failover URL {url!r} opens '(' without closing it: "
+                "use failover:(amqp://host1:5672,amqp://host2:5672)?options"
+            )
+        inner, tail = rest[1:close], rest[close + 1 :]
+    else:
+        inner, _, tail_query = rest.partition("?")
+        tail = f"?{tail_query}" if tail_query else ""
+    if tail and not tail.startswith("?"):
+        raise IllegalArgumentException(
+            f"unexpected text {tail!r} after the server list of failover URL {url!r}"
+        )
+    raw_query = _parse_query(tail[1:], url)
+    failover_values: dict[str, Any] = {}
+    nested: dict[str, str] = {}
+    connection_query: dict[str, str] = {}
+    for key, value in raw_query.items():
+        if key.startswith(NESTED_PREFIX):
+            nested[key[len(NESTED_PREFIX) :]] = value
+        elif key.startswith("failover."):
+            if key not in _FAILOVER_ALIASES:
+                raise IllegalArgumentException(
+                    f"unknown failover option {key!r}; known options: "
+                    + ", ".join(sorted(_FAILOVER_ALIASES))
+                    + f", and {NESTED_PREFIX}<amqp.* or transport.* option>"
+                )
+            failover_values[_FAILOVER_ALIASES[key]] = value
+        else:
+            connection_query[key] = value
+    for key in nested:
+        if not key.startswith(PER_URI_PREFIXES):
+            raise IllegalArgumentException(
+                f"{NESTED_PREFIX}{key}: only amqp.* and transport.* options apply per server"
+            )
+    servers = []
+    for part in inner.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part.lower().startswith(FAILOVER_SCHEME):
+            raise IllegalArgumentException(f"failover URLs cannot be nested: {part!r}")
+        endpoint, own = parse_url(part)
+        for key in own:
+            if not key.startswith(PER_URI_PREFIXES):
+                raise IllegalArgumentException(
+                    f"option {key!r} in server URI {part.split('?')[0]!r} of a failover URL: only "
+                    "amqp.* and transport.* options apply per server; put the others after "
+                    "the closing parenthesis"
+                )
+        servers.append(ServerURI(endpoint, {**nested, **own}))
+    if not servers:
+        raise IllegalArgumentException(f"failover URL {url!r} names no server")
+    try:
+        options = FailoverOptions.model_validate(failover_values)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            name = str(err["loc"][0]) if err["loc"] else "?"
+            alias = (
+                FailoverOptions.model_fields[name].alias
+                if name in _FAILOVER_ALIASES.values()
+                else name
+            )
+            problems.append(f"{alias}={err.get('input')!r}: {err['msg']}")
+        raise IllegalArgumentException("invalid failover option " + "; ".join(problems)) from None
+    return ConnectionURL(tuple(servers), connection_query, options)
+
+
+def _parse_query(text: str, url: str) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for key, value in parse_qsl(text, keep_blank_values=True):
+        if key in result:
+            raise IllegalArgumentException(
+                f"option {key!r} is given twice in the connection URL {url.split('?')[0]!r}"
+            )
+        result[key] = value
+    return result
