@@ -56,6 +56,9 @@ class BrokerProfile(BaseModel):
     # Whether the broker answers a drain (receiveNoWait and close use one). RabbitMQ 3.x's
     # classic queues crash the session on drain=true.
     drain: bool = True
+    # The application property by which the broker drops a message it already has (Artemis:
+    # ``_AMQ_DUPL_ID``); jmspy stamps it so a send resent after a reconnect is not a duplicate.
+    duplicate_id_property: str | None = None
     anonymous_relay: bool = True
     temporary_destinations: bool = True
     durable_subscriptions: bool = True

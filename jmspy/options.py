@@ -82,6 +82,10 @@ class ConnectionOptions(BaseModel):
     # --- jmspy.* (ours) ---
     adapter: str | None = Field(None, alias="jmspy.adapter")
     max_delivery_delay: int | None = Field(None, alias="jmspy.maxDeliveryDelay", ge=0)
+    # Stamp the broker's duplicate-detection id (Artemis: _AMQ_DUPL_ID) on every send so a send
+    # resent after a reconnect is dropped by the broker. None: on for failover connections to
+    # a broker whose adapter names the property.
+    duplicate_detection: bool | None = Field(None, alias="jmspy.duplicateDetection")
 
     # Redelivery policy (jmspy.redelivery.RedeliveryPolicy): Qpid JMS's maxRedeliveries, and
     # jmspy's names for the settings of the seed it implements.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import logging
 import time
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from . import rules
@@ -103,6 +104,11 @@ class MessageProducer:
         self._force_async = options.force_async_send
         self._force_sync = options.force_sync_send
         self._max_in_flight = options.max_async_sends_in_flight
+        # Duplicate detection (jmspy.duplicateDetection): the broker's property name, or None.
+        dedupe = options.duplicate_detection
+        if dedupe is None:
+            dedupe = self._connection.isFailover()
+        self._duplicate_property = self._adapter.duplicate_id_property if dedupe else None
         self._links: dict[Destination | None, AmqpSender] = {}
         self._link_seq = itertools.count(1)
         if destination is not None:
@@ -335,6 +341,7 @@ class MessageProducer:
             topic_prefix=adapter.topic_prefix,
             delay_form=adapter.delay_form,
             message_annotations=adapter.message_annotations,
+            duplicate_id=self._duplicate_id(message),
         )
         if self._force_sync:
             sync = True
@@ -358,6 +365,14 @@ class MessageProducer:
                 raise _naming_destination(exc, destination) from exc
         if listener is not None and track is not None:
             self._session._track_async_send(self, track, message, listener)
+
+    def _duplicate_id(self, message: Message) -> tuple[str, str] | None:
+        """The broker's duplicate-detection property for this send: the JMSMessageID (unique
+        per send), or a random id when message ids are disabled."""
+        name = self._duplicate_property
+        if name is None:
+            return None
+        return name, message.getJMSMessageID() or f"ID:{uuid.uuid4()}"
 
     # ---- close -------------------------------------------------------------------------------
 

@@ -353,6 +353,7 @@ def encode_message(
     topic_prefix: str | None = None,
     delay_form: str = "delivery-time",
     message_annotations: bool = True,
+    duplicate_id: tuple[str, str] | None = None,
 ) -> bytes:
     """The AMQP bare message (all sections, concatenated) for sending ``msg``.
 
@@ -373,6 +374,7 @@ def encode_message(
             topic_prefix,
             delay_form,
             message_annotations,
+            duplicate_id,
         )
     except JMSException:
         raise
@@ -388,6 +390,7 @@ def _encode(
     topic_prefix: str | None,
     delay_form: str = "delivery-time",
     message_annotations: bool = True,
+    duplicate_id: tuple[str, str] | None = None,
 ) -> bytes:
     parts: list[bytes | bytearray] = []
     props = msg._properties
@@ -502,10 +505,11 @@ def _encode(
         d.exit()
         d.exit()
 
-    # -- application properties (vendor JMS_AMQP_* names are intercepted, never sent)
-    if props:
+    # -- application properties (vendor JMS_AMQP_* names are intercepted, never sent), and
+    # the broker's duplicate-detection id (name, value) when the producer stamps one
+    if props or duplicate_id is not None:
         started = False
-        for name, tv in props.items():
+        for name, tv in (props or {}).items():
             if name.startswith(JMS_AMQP_PREFIX):
                 continue
             if not started:
@@ -517,6 +521,16 @@ def _encode(
                 started = True
             d.put_string(name)
             _put_typed(d, tv)
+        if duplicate_id is not None and duplicate_id[0] not in (props or {}):
+            if not started:
+                d.put_described()
+                d.enter()
+                d.put_ulong(APPLICATION_PROPERTIES)
+                d.put_map()
+                d.enter()
+                started = True
+            d.put_string(duplicate_id[0])
+            d.put_string(duplicate_id[1])
         if started:
             d.exit()
             d.exit()
