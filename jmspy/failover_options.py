@@ -120,6 +120,8 @@ def parse_connection_url(url: str) -> ConnectionURL:
         endpoint, query = parse_url(url)
         return ConnectionURL((ServerURI(endpoint),), query, None)
     rest = url[len(FAILOVER_SCHEME) :]
+    if FAILOVER_SCHEME in rest.lower():
+        raise IllegalArgumentException(f"failover URLs cannot be nested: {url!r}")
     if rest.startswith("("):
         close = rest.find(")")
         if close < 0:

@@ -59,6 +59,48 @@ def _retryable(exc: BaseException) -> bool:
     return not isinstance(exc, JMSSecurityException | _Cancelled)
 
 
+def merge_server_list(
+    pool: list[tuple[Endpoint, ConnectionOptions]],
+    current: int,
+    advertised: Any,
+    action: str,
+) -> tuple[list[tuple[Endpoint, ConnectionOptions]], int]:
+    """Apply a broker's ``failover-server-list`` open property to the pool, as Qpid JMS's
+    ``failover.amqpOpenServerListAction`` says: REPLACE keeps the current server and the
+    advertised ones, ADD appends the advertised ones, IGNORE leaves the pool alone. Entries need
+    ``network-host`` and ``port``; ``scheme`` defaults to the current server's. Returns the new
+    pool and the index of the current server in it."""
+    from ..options import Endpoint
+
+    if action == "IGNORE" or not isinstance(advertised, list | tuple) or not advertised:
+        return pool, current
+    endpoint, options = pool[current]
+    found: list[tuple[Endpoint, ConnectionOptions]] = []
+    for entry in advertised:
+        if not isinstance(entry, dict):
+            continue
+        fields = {str(key): value for key, value in entry.items()}
+        host, port = fields.get("network-host"), fields.get("port")
+        scheme = str(fields.get("scheme") or endpoint.scheme)
+        try:
+            if not host or scheme not in ("amqp", "amqps"):
+                raise ValueError
+            found.append((Endpoint(scheme=scheme, host=str(host), port=int(str(port))), options))
+        except (TypeError, ValueError):
+            log.debug("ignoring an invalid failover-server-list entry %r", entry)
+    if not found:
+        return pool, current
+    if action == "REPLACE":
+        merged = [pool[current]]
+    else:
+        merged = list(pool)
+    for candidate in found:
+        if all(candidate[0] != known[0] for known in merged):
+            merged.append(candidate)
+    index = next(i for i, known in enumerate(merged) if known[0] == endpoint)
+    return merged, index
+
+
 class Reconnector:
     """Owns the reconnect loop of one failover connection."""
 
@@ -217,6 +259,12 @@ class Reconnector:
                 for link, why in refused:
                     self._fail_link(link, why)
             self._current = index
+            self._pool, self._current = merge_server_list(
+                self._pool,
+                index,
+                conn.remote_properties.get("failover-server-list"),
+                self.options.amqp_open_server_list_action,
+            )
             return
         assert last is not None
         raise last
