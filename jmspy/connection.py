@@ -343,6 +343,12 @@ class Connection:
     def _on_connection_event(self, kind: str, arg: Any) -> None:
         """A connection event for the ConnectionListener (on a reconnect thread or the thread
         that opened the connection, never the engine thread)."""
+        if kind == "restored":
+            # Temporary destinations live and die with one connection to the broker.
+            with self._temp_lock:
+                lost, self._temporaries = list(self._temporaries), {}
+            for destination in lost:
+                destination._deleted = True  # type: ignore[attr-defined]
         listener = self._connection_listener
         method = getattr(listener, _LISTENER_METHODS[kind], None) if listener else None
         if method is None:

@@ -302,7 +302,10 @@ class MessageProducer:
                 f"cannot send {type(message).__name__}: expected a jmspy Message"
             )
         if getattr(destination, "deleted", False):
-            raise IllegalStateException(f"Temporary destination has been deleted: {destination}")
+            raise IllegalStateException(
+                f"Temporary destination has been deleted: {destination} (deleted, or lost with "
+                "the connection to the broker that created it)"
+            )
         # Every restriction is checked before anything is encoded or written.
         delay = rules.effective_delay(delay, destination)  # DD-10
         link = self._link_for(destination)
