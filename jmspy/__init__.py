@@ -16,6 +16,7 @@ from .connection import (
     SESSION_TRANSACTED,
     Connection,
     ConnectionFactory,
+    ConnectionListener,
     ConnectionMetaData,
     ExceptionListener,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "RULES",
     "Rule",
     "ExceptionListener",
+    "ConnectionListener",
     "JMSConsumer",
     "JMSContext",
     "JMSProducer",

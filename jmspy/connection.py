@@ -359,15 +359,14 @@ class Connection:
             except Exception:
                 log.exception("ConnectionListener.%s raised", _LISTENER_METHODS[kind])
 
-    def setConnectionListener(self, listener: ConnectionListener | None) -> None:
+    def setConnectionListener(self, listener: ConnectionListener | Any | None) -> None:
         """jmspy extension (Qpid JMS's ``JmsConnection.addConnectionListener``): receive
         connection events, failover interruptions and restorations among them."""
         self._check_closed()
         self._connection_listener = listener
 
-    def getConnectionListener(self) -> ConnectionListener | None:
-        listener: ConnectionListener | None = self._connection_listener
-        return listener
+    def getConnectionListener(self) -> ConnectionListener | Any | None:
+        return self._connection_listener
 
     def getConnectedURI(self) -> str | None:
         """The server this connection is connected to now (``amqp://host:port``), or None
