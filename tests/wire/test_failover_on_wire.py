@@ -1,0 +1,137 @@
+"""Failover on the wire: after the peer drops the connection, jmspy opens a new one with the
+same container id and re-attaches every link with the same name, terminus and capabilities;
+a send the old connection never settled is sent again on the new one."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import jmspy
+
+from .client_support import Clients, clients_fixture, sections_of, wait_until
+from .conftest import PeerFactory
+from .peer import AttachRecord, LinkScript, ScriptedPeer
+
+
+@pytest.fixture
+def clients() -> Iterator[Clients]:
+    yield from clients_fixture()
+
+
+def _failover(peer: ScriptedPeer) -> str:
+    return f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+
+
+def _shape(attach: AttachRecord) -> dict[str, Any]:
+    """Everything of an attach that must be the same after a reconnect."""
+    source, target = attach.source, attach.target
+    return {
+        "role": attach.role,
+        "snd_settle_mode": attach.snd_settle_mode,
+        "rcv_settle_mode": attach.rcv_settle_mode,
+        "desired_capabilities": attach.desired_capabilities,
+        "source": None
+        if source is None
+        else {
+            "address": source.address,
+            "durable": source.durable,
+            "expiry_policy": source.expiry_policy,
+            "distribution_mode": source.distribution_mode,
+            "filter": sorted(source.filter),
+            "default_outcome": source.default_outcome,
+            "outcomes": source.outcomes,
+            "capabilities": source.capabilities,
+            "dynamic": source.dynamic,
+        },
+        "target": None
+        if target is None
+        else {"address": target.address, "capabilities": target.capabilities},
+    }
+
+
+def test_reattach_frames_after_a_reconnect_are_the_same(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    connection = clients.track(
+        clients.factory(_failover(peer), client_id="cid").createConnection()
+    )
+    events: list[str] = []
+    restored = threading.Event()
+
+    class Listener:
+        def onConnectionInterrupted(self, uri: str) -> None:
+            events.append("interrupted")
+
+        def onConnectionRestored(self, uri: str) -> None:
+            events.append("restored")
+            restored.set()
+
+    connection.setConnectionListener(Listener())
+    session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+    queue = session.createQueue("orders")
+    topic = session.createTopic("news")
+    session.createProducer(queue)
+    session.createConsumer(queue, "colour = 'red'")
+    session.createDurableConsumer(topic, "sub", None, True)
+    session.createSharedConsumer(topic, "shared")
+    transacted = connection.createSession(jmspy.SESSION_TRANSACTED)
+    transacted.createProducer(topic)
+    before = peer.connections[0]
+    wait_until(lambda: len(before.attaches) >= 6, what="six attaches on the first connection")
+    first = {a.name: _shape(a) for a in before.attaches}
+
+    peer.drop(reset=True)
+    assert restored.wait(10), f"not restored: {events}"
+    after = peer.connections[1]
+    wait_until(lambda: len(after.attaches) >= len(first), what="the re-attaches")
+    second = {a.name: _shape(a) for a in after.attaches}
+    assert second == first
+    assert [o.container_id for o in after.opens] == ["cid"]
+    assert len(after.begins) == len(before.begins)
+    assert events == ["interrupted", "restored"]
+    # The consumers get their credit again on the new link.
+    consumer_links = {a.name for a in after.attaches if a.role == "receiver" and a.source}
+    wait_until(
+        lambda: consumer_links <= {f.link_name for f in after.flows if f.link_credit},
+        what="credit for every re-attached consumer",
+    )
+
+
+def test_unsettled_send_is_sent_again_after_the_reconnect(
+    make_peer: PeerFactory, clients: Clients
+) -> None:
+    # The first connection never settles the transfer; the second accepts everything.
+    peer = make_peer(
+        links=lambda attach: LinkScript(outcome=None) if attach.conn == 0 else LinkScript()
+    )
+    connection = clients.track(
+        clients.factory(_failover(peer), send_timeout=20000).createConnection()
+    )
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("q"))
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def send() -> None:
+        try:
+            producer.send(session.createTextMessage("only once"))
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            errors.append(exc)
+        done.set()
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    wait_until(lambda: peer.connections[0].transfers, what="the first transfer")
+    assert not done.is_set(), "the send returned before any outcome"
+    peer.drop(reset=True)
+    assert done.wait(15), "the send did not complete after the reconnect"
+    sender.join()
+    assert not errors, errors
+    first = peer.connections[0].transfers
+    again = peer.connections[1].transfers
+    assert len(first) == 1 and len(again) == 1
+    assert sections_of(again[0]) == sections_of(first[0]), "not the same message"
