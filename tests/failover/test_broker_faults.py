@@ -53,7 +53,7 @@ def _receive_all(info: Any, queue_name: str, quiet_ms: int = 1000) -> list[str]:
         session = conn.createSession()
         consumer = session.createConsumer(session.createQueue(queue_name))
         conn.start()
-        got = []
+        got: list[str] = []
         while (message := consumer.receive(quiet_ms if got else 10000)) is not None:
             got.append(message.getText())
         return got

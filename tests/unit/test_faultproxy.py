@@ -260,7 +260,7 @@ def test_close_resets_connections_and_leaves_no_thread(server: socket.socket) ->
 )
 def test_only_loopback_and_real_ports(args: tuple[object, ...], match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        FaultProxy(*args)  # type: ignore[arg-type]
+        FaultProxy(*args)
 
 
 def test_retarget_refuses_other_hosts(proxy: FaultProxy) -> None:
