@@ -11,8 +11,9 @@ tests get brokers of their own, made like it (``local_artemis`` in tests/conftes
 
 Whatever a test did to them, every test starts with its brokers running (a killed broker
 is restarted by ``_brokers_running`` before the next test). Tests crash them with
-``info.broker.kill()``, never ``stop()``: stop deletes the data a restart needs. Under ``--broker=container``
-these tests are skipped, like every test that provisions local Artemis brokers.
+``info.broker.kill()``, never ``stop()``: stop deletes the data a restart needs. Under
+``--broker=container`` these tests are skipped, like every test that provisions local
+Artemis brokers.
 
 Everything under tests/failover is marked ``broker`` (see BROKER_TESTS_DIRS).
 """

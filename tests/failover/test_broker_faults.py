@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,10 @@ def _send(info: Any, queue_name: str, bodies: list[str], mode: int) -> None:
         conn.close()
 
 
-def _receive_all(info: Any, queue_name: str, quiet_ms: int = 1000) -> list[str]:
-    conn = _factory(info.url, info).createConnection()
+def _receive_all(
+    info: Any, queue_name: str, quiet_ms: int = 1000, url: str | None = None
+) -> list[str]:
+    conn = _factory(url or info.url, info).createConnection()
     try:
         session = conn.createSession()
         consumer = session.createConsumer(session.createQueue(queue_name))
@@ -148,8 +151,12 @@ def test_fault_proxy_carries_and_cuts_a_jmspy_connection(
         assert fault_proxy.connections == 0
     finally:
         conn.close()
-    # The broker is untouched: the message was consumed once and nothing else is pending.
-    assert _receive_all(failover_artemis, unique_name, quiet_ms=300) == []
+    # The broker is untouched and the proxy serves the next connection. (Whether the
+    # message comes back depends on whether its acknowledgement beat the cut.)
+    _send(failover_artemis, unique_name, ["after the cut"], DeliveryMode.PERSISTENT)
+    got = _receive_all(failover_artemis, unique_name, quiet_ms=300, url=fault_proxy.url)
+    assert got[-1:] == ["after the cut"] and set(got) <= {"via proxy", "after the cut"}
+    assert fault_proxy.accepted == 2
 
 
 _ATEXIT_SCRIPT = textwrap.dedent(
@@ -221,3 +228,58 @@ def test_rabbitmq_durable_queue_survives_kill_and_restart(unique_name: str) -> N
         assert got == [f"durable-{i}" for i in range(N)]
         print(f"rabbitmq timings: {rabbit.timings}")
     assert not _processes_mentioning(str(base)) and not base.exists()
+
+
+def _proton(url: str, info: Any) -> Any:
+    from proton.utils import BlockingConnection
+
+    return BlockingConnection(url, user=info.username, password=info.password, timeout=20)
+
+
+def test_frozen_proxy_is_silence_until_thawed(
+    fault_proxy: FaultProxy, failover_artemis: Any, unique_name: str
+) -> None:
+    from proton import Message, Timeout
+
+    proxied = _proton(fault_proxy.url, failover_artemis)
+    direct = _proton(failover_artemis.url, failover_artemis)
+    try:
+        receiver = proxied.create_receiver(unique_name, credit=10)
+        fault_proxy.freeze()
+        direct.create_sender(unique_name).send(Message(body="held back"))
+        # The broker has sent it to the proxied receiver; the proxy holds it back.
+        with pytest.raises(Timeout):
+            receiver.receive(timeout=1)
+        assert fault_proxy.connections == 1
+        fault_proxy.thaw()
+        assert receiver.receive(timeout=20).body == "held back"
+        receiver.accept()
+    finally:
+        direct.close()
+        proxied.close()
+
+
+def test_broker_killed_behind_the_proxy_ends_the_connection_and_restart_serves_again(
+    fault_proxy: FaultProxy, failover_artemis: Any, unique_name: str
+) -> None:
+    from proton import ConnectionException
+
+    _send(failover_artemis, unique_name, ["before"], DeliveryMode.PERSISTENT)
+    proxied = _proton(fault_proxy.url, failover_artemis)
+    try:
+        failover_artemis.broker.kill()
+        with pytest.raises(ConnectionException):
+            proxied.wait(lambda: False, timeout=20)
+    finally:
+        proxied.close()
+    _wait_for(lambda: fault_proxy.connections == 0, "the proxied connection to close")
+    failover_artemis.broker.restart(timeout=RESTART_TIMEOUT)
+    assert _receive_all(failover_artemis, unique_name, url=fault_proxy.url) == ["before"]
+    assert fault_proxy.accepted == 2
+
+
+def _wait_for(predicate: Any, what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        time.sleep(0.05)
