@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -37,7 +38,8 @@ from typing import Any
 
 import pytest
 
-BROKER_TESTS_DIR = Path(__file__).parent / "broker"
+#: Tests under these directories are broker tests (marked ``broker``, counted, required).
+BROKER_TESTS_DIRS = (Path(__file__).parent / "broker", Path(__file__).parent / "failover")
 
 # Address settings the redelivery tests and the conformance checks rely on (one definition).
 from jmspy.conformance.settings import ARTEMIS_TEST_ADDRESS_SETTINGS  # noqa: E402
@@ -149,7 +151,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if BROKER_TESTS_DIR in item.path.parents:
+        if any(directory in item.path.parents for directory in BROKER_TESTS_DIRS):
             item.add_marker(pytest.mark.broker)
 
 
@@ -227,14 +229,29 @@ def broker(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
             container.stop()
         return
 
+    with _local_artemis(config) as info:
+        tally.info = info
+        yield info
+
+
+@pytest.fixture(scope="session")
+def local_artemis(request: pytest.FixtureRequest) -> Any:
+    """``with local_artemis(**options) as info``: a private local Artemis made like the
+    session's (same address settings; ``options`` are ArtemisBroker keyword arguments),
+    stopped when the block ends; ``info.broker`` is the ArtemisBroker (kill, restart...)."""
+    return functools.partial(_local_artemis, request.config)
+
+
+@contextlib.contextmanager
+def _local_artemis(config: pytest.Config, **options: Any) -> Iterator[BrokerInfo]:
     from jmspy.conformance.brokers import ArtemisBroker, BrokerProvisioningError
 
-    error = tally.prefetch_error
+    error = config.stash[_TALLY].prefetch_error
     if error is not None:
         text = str(error) if isinstance(error, BrokerProvisioningError) else repr(error)
         raise BrokerProvisioningError(text) from error
-    with _started(ArtemisBroker(broker_properties=ARTEMIS_TEST_ADDRESS_SETTINGS)) as info:
-        tally.info = info
+    options.setdefault("broker_properties", ARTEMIS_TEST_ADDRESS_SETTINGS)
+    with _started(ArtemisBroker(**options)) as info:
         yield info
 
 

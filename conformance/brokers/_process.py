@@ -4,8 +4,10 @@
 server in a new session with its output appended to a log, wait with a deadline until it
 is ready (retrying on another free port when the one they picked was taken meanwhile),
 stop it with SIGTERM and then SIGKILL, and stop whatever they still own when the
-interpreter exits. :class:`LocalBroker` is that lifecycle; the subclasses say what to run,
-what "ready" means and which log lines explain a failure.
+interpreter exits. For fault-injection tests a broker can also be crashed (``kill()``:
+SIGKILL, directory kept) and brought back on the same directory and port (``restart()``).
+:class:`LocalBroker` is that lifecycle; the subclasses say what to run, what "ready" means
+and which log lines explain a failure.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Self
 
-from .base import BrokerProvisioningError, Endpoint, free_port
+from .base import BrokerProvisioningError, Endpoint, free_port, port_accepts
 
 __all__ = [
     "PORT_TAKEN",
@@ -207,6 +209,7 @@ class LocalBroker(Endpoint):
         self._log = log
         self._proc: subprocess.Popen[bytes] | None = None
         self._pgid: int | None = None
+        self._launched = False  # start() succeeded once: restart() has a port and data
         self.timings: dict[str, float] = {}
 
     @property
@@ -241,6 +244,7 @@ class LocalBroker(Endpoint):
             outcome = self._launch_and_wait(timeout)
             if outcome is None:
                 self.timings["start"] = time.monotonic() - started
+                self._launched = True
                 _OWNED.add(self)
                 return self
             if outcome == PORT_TAKEN and attempt < attempts:
@@ -258,16 +262,76 @@ class LocalBroker(Endpoint):
         left of it after ``timeout`` is killed.
         """
         _OWNED.discard(self)
-        pgid, proc = self._pgid, self._proc
-        if pgid is not None:
-            began = time.monotonic()
-            self._terminate(pgid, proc, timeout)
-            self.timings["stop"] = time.monotonic() - began
-        self._pgid = None
-        self._proc = None
+        self._halt(timeout)
         if self._owns_dir and not self._keep_dir and self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir_removed()
+
+    def kill(self, timeout: float = 30.0) -> None:
+        """Crash the broker: SIGKILL its whole process group, like ``kill -9`` or a power cut.
+
+        Returns once no process of the group is left and nothing accepts on the AMQP port
+        any more; BrokerProvisioningError if that does not happen within ``timeout``. The
+        broker gets no chance to close connections or flush anything, and its directory
+        (journal, queues) stays for :meth:`restart`; stop() or interpreter exit still
+        deletes a directory the broker made itself. A no-op when it is not running.
+        """
+        pgid, proc = self._pgid, self._proc
+        if pgid is None:
+            return
+        began = time.monotonic()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        deadline = began + timeout
+        while True:
+            if proc is not None:
+                proc.poll()  # reap the leader: a zombie still counts as a group member
+            alive = process_group_alive(pgid)
+            # The listening socket closes when its process is gone; a port that still
+            # accepts then belongs to someone else, and a restart could not bind it.
+            accepts = not alive and port_accepts(self._host, self._port, timeout=0.2)
+            if not alive and not accepts:
+                break
+            if time.monotonic() >= deadline:
+                why = (
+                    f"process group {pgid} is still alive"
+                    if alive
+                    else f"something else still accepts on {self._host}:{self._port}"
+                )
+                raise BrokerProvisioningError(
+                    f"kill of {self!r} not done after {timeout:.0f}s: {why}"
+                )
+            time.sleep(0.05)
+        self._pgid = None
+        self._proc = None
+        self.timings["kill"] = time.monotonic() - began
+
+    def restart(self, timeout: float = 60.0) -> Self:
+        """Start the broker again on the same directory and the same port.
+
+        After :meth:`kill` this is recovery from a crash: what the broker had persisted
+        (durable queues, persistent messages) is there again. A running broker is first
+        stopped cleanly (SIGTERM, its clients see a close), keeping its directory. Only one
+        launch attempt is made: clients reconnect to the port they knew, so moving to
+        another port when this one is taken would defeat the purpose.
+        """
+        if not self._launched or self._dir is None or not self._dir.exists():
+            raise BrokerProvisioningError(
+                f"restart() needs the directory of an earlier start of {self!r}; "
+                "call start() (a stopped broker's own directory is deleted)"
+            )
+        self._halt(timeout)
+        began = time.monotonic()
+        fixed, self._fixed_port = self._fixed_port, True
+        try:
+            outcome = self._launch_and_wait(timeout)
+        finally:
+            self._fixed_port = fixed
+        if outcome is not None:
+            raise BrokerProvisioningError(outcome)
+        self.timings["restart"] = time.monotonic() - began
+        _OWNED.add(self)
+        return self
 
     def detach(self) -> int:
         """Let the broker outlive this Python process (used by ``jmspy-broker start``).
@@ -283,6 +347,16 @@ class LocalBroker(Endpoint):
         return self._pgid
 
     # ------------------------------------------------------------------ for subclasses
+
+    def _halt(self, timeout: float) -> None:
+        """Stop the process group, if any, and forget it; the directory stays."""
+        pgid, proc = self._pgid, self._proc
+        if pgid is not None:
+            began = time.monotonic()
+            self._terminate(pgid, proc, timeout)
+            self.timings["stop"] = time.monotonic() - began
+        self._pgid = None
+        self._proc = None
 
     def _prepare(self) -> None:
         """Everything start() needs before the first launch attempt."""

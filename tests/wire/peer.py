@@ -41,7 +41,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from proton import (
     UNDESCRIBED,
@@ -62,6 +62,9 @@ from proton import (
     symbol,
     ubyte,
 )
+
+if TYPE_CHECKING:
+    from .peer_connections import ConnectionView
 
 __all__ = [
     "AMQP_SEQUENCE",
@@ -1616,14 +1619,28 @@ class ScriptedPeer:
 
         self._call(run)
 
-    def drop(self, *, conn: int | None = None) -> None:
-        """Close the TCP socket(s) abruptly, with no AMQP close."""
+    def drop(self, *, conn: int | None = None, reset: bool = False) -> None:
+        """Close the TCP socket(s) abruptly, with no AMQP close.
+
+        ``reset=True`` sends a RST instead of a FIN (SO_LINGER 0), as a crashed host would.
+        The peer keeps listening: a client that reconnects gets a new, numbered connection.
+        """
 
         def run() -> None:
             for c in self._live(conn):
+                if reset:
+                    c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 c.shutdown()
 
         self._call(run)
+
+    @property
+    def connections(self) -> list[ConnectionView]:
+        """One view per TCP connection accepted so far, in order: ``connections[1].attaches``
+        are the attaches of the second connection (e.g. the re-attaches after a reconnect)."""
+        from .peer_connections import ConnectionView  # kept apart: this module is long enough
+
+        return [ConnectionView(self, r.conn) for r in self.connects]
 
     def close_link(
         self,

@@ -315,6 +315,38 @@ def test_sequential_connections_and_drop(peer: ScriptedPeer) -> None:
         second.close()
 
 
+def test_reconnect_after_a_reset_is_recorded_per_connection(peer: ScriptedPeer) -> None:
+    first = connect(peer, container_id="client")
+    first.create_sender("work", name="tx")
+    first.create_receiver("inbox", name="rx")
+    peer.wait_for_attach("inbox", name="rx")
+    peer.drop(reset=True)
+    with pytest.raises(ConnectionException):
+        first.wait(lambda: False, timeout=3)
+    peer.wait_for_disconnects(1)
+    # The same links again on a new connection, as a client re-attaching after a reconnect.
+    second = connect(peer, container_id="client")
+    try:
+        second.create_sender("work", name="tx")
+        receiver = second.create_receiver("inbox", name="rx")
+        peer.enqueue("inbox", Message(body="after reconnect"))
+        assert receiver.receive(timeout=3).body == "after reconnect"
+        receiver.accept()
+    finally:
+        # The blocking client only writes when it next runs its loop; close() flushes.
+        second.close()
+    peer.wait_for_close()
+    before, after = peer.connections
+    assert (before.index, after.index) == (0, 1)
+    assert before.disconnected and not before.closes, "the first one was dropped, not closed"
+    assert [(a.name, a.role) for a in before.attaches] == [("tx", "sender"), ("rx", "receiver")]
+    assert [(a.name, a.role) for a in after.attaches] == [(a.name, a.role) for a in before.attaches]
+    assert [o.container_id for o in before.opens + after.opens] == ["client", "client"]
+    assert not before.transfers and not before.dispositions
+    assert [d.kind for d in after.dispositions] == ["accepted"]
+    assert len(after.closes) == 1
+
+
 class DrainClient(MessagingHandler):
     """Attaches a receiver, drains 5 credits and stops once the peer answers the drain."""
 

@@ -1,0 +1,1 @@
+"""Failover and reconnect tests against brokers that are killed, restarted and proxied."""

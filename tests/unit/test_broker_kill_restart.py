@@ -1,0 +1,187 @@
+"""LocalBroker.kill() and restart() with a stand-in broker: a small Python TCP server.
+
+The stand-in runs like a real broker (own process group, a child process of its own, a
+directory, a port), so the lifecycle rules are checked in a second instead of the minute a
+real broker takes; tests/failover checks the same with Artemis and RabbitMQ.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from jmspy.conformance.brokers import BrokerProvisioningError
+from jmspy.conformance.brokers._process import (
+    PORT_TAKEN,
+    LocalBroker,
+    LogWindow,
+    Wait,
+    process_group_alive,
+)
+from jmspy.conformance.brokers.base import port_accepts
+
+pytestmark = pytest.mark.timeout(60)
+
+# Records each start in <dir>/starts, runs a child that must die with it, then serves.
+_SERVER = """
+import socket, subprocess, sys, time
+port, home = int(sys.argv[1]), sys.argv[2]
+child = subprocess.Popen(["sleep", "300"])
+open(home + "/child.pid", "w").write(str(child.pid))
+open(home + "/starts", "a").write("start\\n")
+sock = socket.socket()
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    sock.bind(("127.0.0.1", port))
+except OSError as exc:
+    print("bind failed:", exc, flush=True)
+    sys.exit(3)
+sock.listen(8)
+print("listening", flush=True)
+while True:
+    conn, _ = sock.accept()
+    conn.close()
+"""
+
+
+class StandIn(LocalBroker):
+    kind = "stand-in"
+    _dir: Path | None
+
+    def __init__(self, port: int | None = None) -> None:
+        super().__init__(
+            port=port,
+            host="127.0.0.1",
+            username="u",
+            password="p",
+            directory=None,
+            keep_dir=False,
+            log=None,
+        )
+
+    @property
+    def version(self) -> str:
+        return "1"
+
+    @property
+    def home(self) -> Path:
+        assert self._dir is not None
+        return self._dir
+
+    def _prepare(self) -> None:
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="jmspy-stand-in-"))
+
+    def _dir_removed(self) -> None:
+        self._dir = None
+
+    def _launch_and_wait(self, timeout: float) -> str | None:
+        log_path = self.home / "console.log"
+        log = LogWindow(log_path)
+        proc = self._spawn(
+            [sys.executable, "-c", _SERVER, str(self._port), str(self.home)],
+            log_path=log_path,
+            cwd=self.home,
+            env=os.environ,
+            program="python",
+        )
+        if isinstance(proc, str):
+            return proc
+
+        def assess(text: str) -> Wait | str:
+            if "listening" in text and port_accepts(self._host, self._port):
+                return Wait.READY
+            if proc.poll() is None:
+                return Wait.PENDING
+            if "bind failed" in text and not self._fixed_port:
+                return PORT_TAKEN
+            return f"stand-in exited with {proc.returncode}: {text.strip()}"
+
+        return self._await_ready(timeout, log, assess, lambda text: f"not ready: {text}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+@pytest.fixture
+def stand_in() -> Iterator[StandIn]:
+    broker = StandIn()
+    yield broker
+    broker.stop(timeout=5)
+
+
+def test_kill_ends_the_whole_group_and_keeps_the_directory(stand_in: StandIn) -> None:
+    stand_in.start(timeout=20)
+    pgid, port, home = stand_in.pid, stand_in.port, stand_in.home
+    assert pgid is not None
+    child = int((home / "child.pid").read_text())
+    assert _alive(child)
+    stand_in.kill()
+    assert not stand_in.running and stand_in.pid is None
+    assert not process_group_alive(pgid) and not _alive(child)
+    assert not port_accepts("127.0.0.1", port)
+    assert home.is_dir()
+    assert stand_in.timings["kill"] < 30
+    stand_in.kill()  # a no-op when it is not running
+
+
+def test_restart_uses_the_same_directory_and_port(stand_in: StandIn) -> None:
+    stand_in.start(timeout=20)
+    first_pid, port, home = stand_in.pid, stand_in.port, stand_in.home
+    stand_in.kill()
+    assert stand_in.restart(timeout=20) is stand_in
+    assert stand_in.running and stand_in.pid != first_pid
+    assert (stand_in.port, stand_in.home) == (port, home)
+    assert (home / "starts").read_text().splitlines() == ["start", "start"]
+    assert port_accepts("127.0.0.1", port)
+
+
+def test_restart_of_a_running_broker_stops_it_first(stand_in: StandIn) -> None:
+    stand_in.start(timeout=20)
+    first_pid = stand_in.pid
+    assert first_pid is not None
+    stand_in.restart(timeout=20)
+    assert not process_group_alive(first_pid)
+    assert stand_in.running and stand_in.pid != first_pid
+    assert (stand_in.home / "starts").read_text().count("start") == 2
+
+
+def test_restart_on_a_taken_port_fails_instead_of_moving(stand_in: StandIn) -> None:
+    stand_in.start(timeout=20)
+    port = stand_in.port
+    stand_in.kill()
+    with socket.create_server(("127.0.0.1", port)):
+        with pytest.raises(BrokerProvisioningError, match="exited"):
+            stand_in.restart(timeout=20)
+        assert not stand_in.running and stand_in.port == port
+    stand_in.restart(timeout=20)
+    assert stand_in.port == port and stand_in.running
+
+
+def test_stop_after_kill_and_restart_leaves_nothing(stand_in: StandIn) -> None:
+    stand_in.start(timeout=20)
+    stand_in.kill()
+    stand_in.restart(timeout=20)
+    pgid, home = stand_in.pid, stand_in.home
+    child = int((home / "child.pid").read_text())
+    assert pgid is not None
+    stand_in.stop(timeout=5)
+    assert not process_group_alive(pgid) and not _alive(child)
+    assert not home.exists()
+    with pytest.raises(BrokerProvisioningError, match=r"call start\(\)"):
+        stand_in.restart(timeout=20)
+
+
+def test_restart_needs_an_earlier_start() -> None:
+    with pytest.raises(BrokerProvisioningError, match="restart\\(\\) needs the directory"):
+        StandIn().restart(timeout=5)
