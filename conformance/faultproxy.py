@@ -119,6 +119,10 @@ class FaultProxy:
         if listen_port != 0:
             _check_port(listen_port, "listen_port")
         self._frozen = False
+        # Only the broker's side is frozen: requests still reach it, its answers do not come
+        # back (puts a request "in doubt" deterministically).
+        self._replies_frozen = False
+        self._bytes_upstream = 0
         self._refusing = False
         self._pipes: list[_Pipe] = []
         self._accepted = 0
@@ -188,6 +192,17 @@ class FaultProxy:
             return self._bytes
 
     @property
+    def bytes_held(self) -> int:
+        """Bytes from the target waiting in the proxy for clients (while replies are frozen)."""
+        return self._call(lambda: sum(len(pipe.client.out) for pipe in self._pipes))
+
+    @property
+    def bytes_to_target(self) -> int:
+        """Bytes written towards the target (client to broker) so far."""
+        with self._cond:
+            return self._bytes_upstream
+
+    @property
     def frozen(self) -> bool:
         return self._frozen
 
@@ -201,9 +216,20 @@ class FaultProxy:
         """Stop forwarding both ways; every socket stays open (new connections too)."""
         self._call(lambda: setattr(self, "_frozen", True))
 
+    def freeze_replies(self) -> None:
+        """Stop forwarding from the target to clients only; what clients send still reaches
+        the target, whose answers are read and held in the proxy (:attr:`bytes_held`) until
+        :meth:`thaw`, or dropped by :meth:`cut`."""
+        self._call(lambda: setattr(self, "_replies_frozen", True))
+
     def thaw(self) -> None:
         """Forward again, starting with whatever was sent while frozen."""
-        self._call(lambda: setattr(self, "_frozen", False))
+
+        def run() -> None:
+            self._frozen = False
+            self._replies_frozen = False
+
+        self._call(run)
 
     def cut(self) -> int:
         """Reset every open connection on both sides; returns how many there were.
@@ -386,6 +412,8 @@ class FaultProxy:
         """Flush what waits for ``side``; False when that closed the pipe."""
         if side is pipe.upstream and not pipe.connected:
             return True
+        if side is pipe.client and self._replies_frozen:
+            return True  # held: the target's answers wait here until thaw()
         if side.out:
             try:
                 sent = side.sock.send(side.out)
@@ -397,6 +425,8 @@ class FaultProxy:
             del side.out[:sent]
             with self._cond:
                 self._bytes += sent
+                if side is pipe.upstream:
+                    self._bytes_upstream += sent
         other = pipe.other(side)
         if not side.out and other.eof and not side.shut:
             # The other side finished sending and all of it is through: pass the FIN on.
@@ -421,7 +451,7 @@ class FaultProxy:
                     other = pipe.other(side)
                     if not side.eof and len(other.out) < BUFFER_LIMIT:
                         events |= selectors.EVENT_READ
-                    if side.out:
+                    if side.out and not (self._replies_frozen and side is pipe.client):
                         events |= selectors.EVENT_WRITE
                 self._interest(side.sock, events, pipe)
 

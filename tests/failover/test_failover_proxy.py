@@ -1,0 +1,236 @@
+"""Failover through a TCP proxy that cuts, freezes or holds back the broker's answers: the
+faults that are hard to time with a real crash (a commit in doubt, a silent peer, a refused
+login after a reconnect, many reconnects in a row)."""
+
+from __future__ import annotations
+
+import collections
+import time
+from typing import Any
+
+import pytest
+from jmspy.conformance.faultproxy import FaultProxy
+
+import jmspy
+
+from .failover_support import (
+    Events,
+    drain_bodies,
+    failover_url,
+    jmspy_threads,
+    open_fds,
+    wait_until,
+)
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def _queue(name: str) -> str:
+    return f"fo.proxy.{name}.{time.monotonic_ns()}"
+
+
+def _preload(info: Any, queue: str, count: int) -> None:
+    plain = jmspy.ConnectionFactory(info.url, info.username, info.password)
+    with plain.createConnection() as connection:
+        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        producer = session.createProducer(session.createQueue(queue))
+        for i in range(count):
+            producer.send(session.createTextMessage(str(i)))
+
+
+def _through(proxy: FaultProxy, info: Any, **options: Any) -> jmspy.ConnectionFactory:
+    return jmspy.ConnectionFactory(failover_url(proxy.url, **options), info.username, info.password)
+
+
+def _take(consumer: jmspy.MessageConsumer, count: int) -> list[jmspy.Message]:
+    taken = []
+    while len(taken) < count:
+        message = consumer.receive(20_000)
+        assert message is not None, f"only {len(taken)} of {count} messages arrived"
+        taken.append(message)
+    return taken
+
+
+def test_commit_whose_answer_is_lost_is_in_doubt(
+    failover_artemis: Any, fault_proxy: FaultProxy
+) -> None:
+    """(e) The discharge reaches the broker, which commits and answers; the answer never
+    reaches the client (the proxy holds it, then the connection is cut). commit() raises
+    TransactionInDoubtException, not TransactionRolledBackException, and indeed the broker
+    committed: the messages consumed in the transaction never come back."""
+    info = failover_artemis
+    queue = _queue("in-doubt")
+    _preload(info, queue, 10)
+    events = Events()
+    factory = _through(fault_proxy, info, jms__requestTimeout=120000)
+    with factory.createConnection() as connection:
+        connection.setConnectionListener(events)
+        session = connection.createSession(jmspy.SESSION_TRANSACTED)
+        consumer = session.createConsumer(session.createQueue(queue))
+        connection.start()
+        _take(consumer, 10)
+        sent_before = fault_proxy.bytes_to_target
+        fault_proxy.freeze_replies()
+        outcome: list[BaseException | None] = []
+
+        import threading
+
+        def commit() -> None:
+            try:
+                session.commit()
+                outcome.append(None)
+            except BaseException as exc:  # noqa: BLE001 - checked below
+                outcome.append(exc)
+
+        committer = threading.Thread(target=commit)
+        committer.start()
+        # The discharge went out, and the broker answered it (held in the proxy).
+        wait_until(lambda: fault_proxy.bytes_to_target > sent_before, what="the discharge")
+        wait_until(lambda: fault_proxy.bytes_held > 0, what="the broker's answer")
+        fault_proxy.cut()
+        fault_proxy.thaw()
+        committer.join(120)
+        assert outcome, "commit() did not return"
+        error = outcome[0]
+        assert isinstance(error, jmspy.TransactionInDoubtException), repr(error)
+        assert not isinstance(error, jmspy.TransactionRolledBackException)
+        events.wait("restored")
+        # The session goes on with a new transaction.
+        session.createProducer(session.createQueue(queue + ".after")).send(
+            session.createTextMessage("next")
+        )
+        session.commit()
+    assert not drain_bodies(jmspy.ConnectionFactory(info.url, info.username, info.password), queue)
+
+
+def test_transaction_interrupted_before_commit_is_rolled_back_for_certain(
+    failover_artemis: Any, fault_proxy: FaultProxy
+) -> None:
+    info = failover_artemis
+    queue = _queue("rolled-back")
+    _preload(info, queue, 10)
+    events = Events()
+    with _through(fault_proxy, info).createConnection() as connection:
+        connection.setConnectionListener(events)
+        session = connection.createSession(jmspy.SESSION_TRANSACTED)
+        consumer = session.createConsumer(session.createQueue(queue))
+        producer = session.createProducer(session.createQueue(queue + ".out"))
+        connection.start()
+        first = _take(consumer, 10)
+        producer.send(session.createTextMessage("sent in the lost transaction"))
+        fault_proxy.cut()
+        events.wait("restored")
+        with pytest.raises(jmspy.TransactionRolledBackException):
+            session.commit()
+        again = _take(consumer, 10)
+        assert sorted(m.getBody(str) for m in again) == sorted(m.getBody(str) for m in first)
+        assert all(m.getJMSRedelivered() for m in again)
+        session.commit()
+    plain = jmspy.ConnectionFactory(info.url, info.username, info.password)
+    assert not drain_bodies(plain, queue, quiet_ms=1500)
+    assert not drain_bodies(plain, queue + ".out", quiet_ms=1500), "a discarded send arrived"
+
+
+def test_jmscontext_commit_in_doubt_is_the_runtime_twin(
+    failover_artemis: Any, fault_proxy: FaultProxy
+) -> None:
+    info = failover_artemis
+    queue = _queue("context")
+    _preload(info, queue, 3)
+    factory = _through(fault_proxy, info)
+    with factory.createContext(jmspy.SESSION_TRANSACTED) as context:
+        consumer = context.createConsumer(context.createQueue(queue))
+        for _ in range(3):
+            assert consumer.receive(20_000) is not None
+        fault_proxy.cut()
+        with pytest.raises(jmspy.TransactionRolledBackRuntimeException):
+            context.commit()
+
+
+def test_wrong_password_on_reconnect_stops_at_once(
+    failover_artemis: Any, fault_proxy: FaultProxy
+) -> None:
+    """A reconnect that meets a refused login does not keep trying: the ExceptionListener and
+    the ConnectionListener hear JMSSecurityException after the first refused attempt."""
+    from wire.peer import ScriptedPeer
+
+    info = failover_artemis
+    exceptions: list[jmspy.JMSException] = []
+    events = Events()
+    with ScriptedPeer(require_sasl=True, reject_credentials=True) as refusing:
+        factory = _through(fault_proxy, info, failover__maxReconnectAttempts=50)
+        with factory.createConnection() as connection:
+            connection.setExceptionListener(exceptions.append)
+            connection.setConnectionListener(events)
+            connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+            fault_proxy.retarget(refusing.host, refusing.port)
+            fault_proxy.cut()
+            events.wait("failure", timeout=60)
+            wait_until(lambda: exceptions, timeout=30, what="the ExceptionListener")
+            assert isinstance(exceptions[0], jmspy.JMSSecurityException), repr(exceptions[0])
+            assert isinstance(events.of("failure")[0], jmspy.JMSSecurityException)
+            assert len(refusing.connects) == 1, "it tried again after a refused login"
+            with pytest.raises(jmspy.JMSException):
+                connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+
+
+def test_silent_broker_is_detected_by_the_idle_timeout(
+    failover_artemis: Any, fault_proxy: FaultProxy
+) -> None:
+    """A broker that stops answering (TCP open, nothing flowing) is detected by
+    amqp.idleTimeout and handled like a dropped connection."""
+    info = failover_artemis
+    queue = _queue("idle")
+    events = Events()
+    factory = _through(fault_proxy, info, failover__nested__amqp__idleTimeout=2000)
+    with factory.createConnection() as connection:
+        connection.setConnectionListener(events)
+        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        producer = session.createProducer(session.createQueue(queue))
+        producer.send(session.createTextMessage("before"))
+        fault_proxy.freeze()
+        frozen_at = time.monotonic()
+        events.wait("interrupted", timeout=60)
+        detected = time.monotonic() - frozen_at
+        fault_proxy.thaw()
+        events.wait("restored")
+        producer.send(session.createTextMessage("after"))
+        consumer = session.createConsumer(session.createQueue(queue))
+        connection.start()
+        bodies = sorted(m.getBody(str) for m in _take(consumer, 2))
+    assert bodies == ["after", "before"]
+    assert detected < 60
+
+
+def test_twenty_reconnects_leave_threads_and_fds_as_they_were(
+    failover_artemis: Any, fault_proxy: FaultProxy
+) -> None:
+    info = failover_artemis
+    queue = _queue("leaks")
+    events = Events()
+    received: collections.Counter[str] = collections.Counter()
+
+    def on_message(message: jmspy.Message) -> None:
+        received[str(message.getBody(str))] += 1
+
+    with _through(fault_proxy, info).createConnection() as connection:
+        connection.setConnectionListener(events)
+        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        producer = session.createProducer(session.createQueue(queue))
+        listening = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        listening.createConsumer(listening.createQueue(queue)).setMessageListener(on_message)
+        connection.start()
+        producer.send(session.createTextMessage("0"))
+        wait_until(lambda: received["0"] >= 1, what="the first message")
+        threads, fds = jmspy_threads(), open_fds()
+        for round_ in range(1, 21):
+            fault_proxy.cut()
+            events.wait("restored", count=round_)
+            producer.send(session.createTextMessage(str(round_)))
+        wait_until(lambda: all(received[str(i)] for i in range(21)), what="every message")
+        wait_until(
+            lambda: jmspy_threads() == threads and open_fds() <= fds,
+            timeout=60,
+            what=f"threads {threads} and {fds} fds (now {jmspy_threads()}, {open_fds()} fds)",
+        )
+    assert events.count("interrupted") == 20
