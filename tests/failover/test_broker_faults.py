@@ -130,6 +130,9 @@ def test_restart_of_a_running_broker_stops_it_cleanly_first(
 
 def test_two_brokers_are_independent(failover_artemis: Any, second_artemis: Any) -> None:
     assert failover_artemis.port != second_artemis.port
+    # Below the source ports of outgoing connections (see port_below_ephemeral_range).
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    assert max(failover_artemis.port, second_artemis.port) < low
     second_artemis.broker.kill()
     assert port_accepts(failover_artemis.host, failover_artemis.port)
     assert not port_accepts(second_artemis.host, second_artemis.port)
