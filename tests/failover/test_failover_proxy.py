@@ -234,3 +234,69 @@ def test_twenty_reconnects_leave_threads_and_fds_as_they_were(
             what=f"threads {threads} and {fds} fds (now {jmspy_threads()}, {open_fds()} fds)",
         )
     assert events.count("interrupted") == 20
+
+
+# ---- without failover: the same honesty (hardening) ------------------------------------------
+
+
+def test_plain_connection_commit_whose_answer_is_lost_is_in_doubt(
+    failover_artemis: Any, fault_proxy: FaultProxy
+) -> None:
+    """Without failover too, a commit whose outcome never came back is reported as unknown
+    (TransactionInDoubtException), never as a rollback: here the broker did commit."""
+    import threading
+
+    info = failover_artemis
+    queue = _queue("plain-in-doubt")
+    _preload(info, queue, 5)
+    factory = jmspy.ConnectionFactory(fault_proxy.url, info.username, info.password)
+    with factory.createConnection() as connection:
+        connection.setExceptionListener(lambda exc: None)
+        session = connection.createSession(jmspy.SESSION_TRANSACTED)
+        consumer = session.createConsumer(session.createQueue(queue))
+        connection.start()
+        _take(consumer, 5)
+        sent_before = fault_proxy.bytes_to_target
+        fault_proxy.freeze_replies()
+        outcome: list[BaseException | None] = []
+
+        def commit() -> None:
+            try:
+                session.commit()
+                outcome.append(None)
+            except BaseException as exc:  # noqa: BLE001 - checked below
+                outcome.append(exc)
+
+        committer = threading.Thread(target=commit)
+        committer.start()
+        wait_until(lambda: fault_proxy.bytes_to_target > sent_before, what="the discharge")
+        wait_until(lambda: fault_proxy.bytes_held > 0, what="the broker's answer")
+        fault_proxy.cut()
+        committer.join(60)
+        assert outcome and isinstance(outcome[0], jmspy.TransactionInDoubtException), outcome
+    plain = jmspy.ConnectionFactory(info.url, info.username, info.password)
+    assert not drain_bodies(plain, queue, quiet_ms=1500), "the broker had committed"
+
+
+def test_plain_connection_acknowledge_after_the_connection_died_raises(
+    failover_artemis: Any, fault_proxy: FaultProxy
+) -> None:
+    """CLIENT_ACKNOWLEDGE acknowledge() on a dead connection says the acknowledgement did not
+    reach the broker (the messages come back), instead of returning as if it had."""
+    info = failover_artemis
+    queue = _queue("plain-ack")
+    _preload(info, queue, 3)
+    failures: list[jmspy.JMSException] = []
+    factory = jmspy.ConnectionFactory(fault_proxy.url, info.username, info.password)
+    with factory.createConnection() as connection:
+        connection.setExceptionListener(failures.append)
+        session = connection.createSession(jmspy.CLIENT_ACKNOWLEDGE)
+        consumer = session.createConsumer(session.createQueue(queue))
+        connection.start()
+        messages = _take(consumer, 3)
+        fault_proxy.cut()
+        wait_until(lambda: failures, timeout=60, what="the connection failure")
+        with pytest.raises(jmspy.IllegalStateException, match="did not reach the broker"):
+            messages[-1].acknowledge()
+    plain = jmspy.ConnectionFactory(info.url, info.username, info.password)
+    assert sorted(drain_bodies(plain, queue, quiet_ms=1500)) == ["0", "1", "2"]
