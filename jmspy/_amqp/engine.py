@@ -252,7 +252,7 @@ class Engine:
             self._loop()
         except BaseException as exc:  # noqa: BLE001 - every failure ends in on_engine_failed
             error = exc
-            if not isinstance(exc, OSError | EngineStopped):
+            if not isinstance(exc, OSError | EngineStopped | JMSException):
                 log.exception("engine thread for %s:%s failed", self.host, self.port)
         finally:
             self._stopped.set()

@@ -349,7 +349,16 @@ def _decode(body: bytes) -> tuple[int, list[Any]]:
     descriptor: Any = value.descriptor
     code = _SYMBOLIC.get(str(descriptor), -1) if isinstance(descriptor, str) else int(descriptor)
     fields = value.value
-    return code, list(fields) if isinstance(fields, list | tuple) else []
+    # Binary values are memoryviews over the Data's memory, reused once it is freed: copy now.
+    return code, [_owned(f) for f in fields] if isinstance(fields, list | tuple) else []
+
+
+def _owned(value: Any) -> Any:
+    if isinstance(value, memoryview):
+        return value.tobytes()
+    if hasattr(value, "elements"):  # an Array of symbols (sasl-server-mechanisms)
+        return tuple(str(v) for v in value.elements)
+    return value
 
 
 def _symbols(value: Any) -> tuple[str, ...]:
