@@ -168,6 +168,7 @@ class Engine:
         # Decrypted (or SASL-leftover) bytes proton had no capacity for yet.
         self._plain_in = bytearray()
         self._eof = False
+        self._deadline = 0.0
         self._stopped = threading.Event()
         self._stop_requested = False
         self.failure: BaseException | None = None
@@ -176,6 +177,10 @@ class Engine:
     # ---- API side -------------------------------------------------------------------------
 
     def start(self) -> None:
+        # The TLS/SASL preamble gives up a little before the opener's wait for
+        # jms.connectTimeout ends, so the opener sees the reason, not a bare timeout.
+        timeout = self._connect_timeout_s
+        self._deadline = time.monotonic() + timeout - min(0.25, timeout * 0.05)
         self._thread.start()
 
     @property
@@ -277,7 +282,7 @@ class Engine:
     def _open_socket(self) -> None:
         no_delay, keep_alive, sndbuf, rcvbuf = self._sock_opts
         # jms.connectTimeout bounds TCP connect, the TLS handshake and SASL together.
-        deadline = time.monotonic() + self._connect_timeout_s
+        deadline = self._deadline
         sock = socket.create_connection((self.host, self.port), timeout=self._connect_timeout_s)
         if no_delay:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -466,8 +471,10 @@ class Engine:
         while True:
             data = self._recv_blocking(sock, deadline, "SASL authentication")
             if not data:
+                hint = "" if self._tls is not None else " (a TLS port? then use amqps://)"
                 raise JMSException(
-                    f"{self.host}:{self.port} closed the connection during SASL authentication"
+                    f"{self.host}:{self.port} closed the connection during SASL "
+                    f"authentication{hint}"
                 )
             if self._tls is None:
                 return data
@@ -486,9 +493,12 @@ class Engine:
         if remaining <= 0 or self._stop_requested:
             if self._stop_requested:
                 raise EngineStopped("connection closed")
+            hint = ""
+            if self._tls is None and self._sasl is not None and not self._sasl.offered:
+                hint = "; no answer to the AMQP header: if it is a TLS port, use amqps://"
             raise JMSException(
                 f"{what} with {self.host}:{self.port} did not complete within "
-                f"{self._connect_timeout_s * 1000:.0f} ms (jms.connectTimeout)"
+                f"{self._connect_timeout_s * 1000:.0f} ms (jms.connectTimeout){hint}"
             )
         if write:
             select.select([self._wake_r], [sock], [], remaining)

@@ -245,11 +245,11 @@ class SaslClient:
 class _Scram:
     """The SCRAM client (RFC 5802), without channel binding (gs2 header ``n,,``)."""
 
-    def __init__(self, hash_name: str, username: str, password: str) -> None:
+    def __init__(self, hash_name: str, username: str, password: str, nonce: str = "") -> None:
         self._hash = hash_name
         self._username = username.replace("=", "=3D").replace(",", "=2C")
         self._password = password.encode()
-        self._nonce = base64.b64encode(secrets.token_bytes(24)).decode()
+        self._nonce = nonce or base64.b64encode(secrets.token_bytes(24)).decode()
         self._client_first_bare = f"n={self._username},r={self._nonce}"
         self._server_signature: bytes | None = None
         self.verified = False
