@@ -167,3 +167,51 @@ def test_mechanism_mismatch_names_what_the_broker_offered(secure: SecureArtemis)
     with pytest.raises(jmspy.JMSSecurityException) as err:
         factory.createConnection().start()
     assert "[SCRAM-SHA-256 SCRAM-SHA-512]" in str(err.value)
+
+
+# ---- the SEC conformance family against this broker ------------------------------------------
+
+
+def _sec_results(target_url: str, username: str, password: str) -> dict[str, Any]:
+    from jmspy.conformance.catalogue import catalogue, select
+    from jmspy.conformance.context import Target
+    from jmspy.conformance.runner import run_target
+
+    target = Target(
+        label="secure", kind="artemis", url=target_url, username=username, password=password
+    )
+    run = run_target(target, select(catalogue(), ["SEC"]))
+    assert run.error is None, run.error
+    return {r.check_id: r for r in run.results}
+
+
+def test_sec_checks_pass_over_tls(secure: SecureArtemis) -> None:
+    from jmspy.conformance.model import Outcome
+
+    url = f"amqps://localhost:{secure.tls_port}?transport.trustStoreLocation={secure.certs.ca}"
+    results = _sec_results(url, "admin", "admin")
+    assert {k: r.outcome for k, r in results.items()} == {
+        f"SEC-{i}": Outcome.PASSED for i in range(1, 6)
+    }, [(r.check_id, r.summary, r.evidence) for r in results.values()]
+    assert "PLAIN" in results["SEC-2"].summary
+
+
+def test_sec1_fails_when_the_client_stops_verifying(
+    secure: SecureArtemis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jmspy.conformance.model import Outcome
+
+    from jmspy._amqp import tls
+
+    original = tls.client_context
+
+    def trusting(options: Any) -> Any:
+        context = original(options)
+        context.check_hostname = False
+        context.verify_mode = tls.ssl.CERT_NONE
+        return context
+
+    monkeypatch.setattr("jmspy._amqp.provider.client_context", trusting)
+    url = f"amqps://localhost:{secure.tls_port}?transport.trustStoreLocation={secure.certs.ca}"
+    results = _sec_results(url, "admin", "admin")
+    assert results["SEC-1"].outcome is Outcome.FAILED, results["SEC-1"]
