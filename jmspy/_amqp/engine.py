@@ -500,10 +500,17 @@ class Engine:
                 f"{what} with {self.host}:{self.port} did not complete within "
                 f"{self._connect_timeout_s * 1000:.0f} ms (jms.connectTimeout){hint}"
             )
-        if write:
-            select.select([self._wake_r], [sock], [], remaining)
-        else:
-            select.select([self._wake_r, sock], [], [], remaining)
+        # The wake-up socket is watched so stop() ends the wait; its bytes are drained here, or
+        # the byte written for the queued open would make every select return at once (a
+        # busy loop). The queued work itself runs when the main loop starts.
+        readers = [self._wake_r] if write else [self._wake_r, sock]
+        readable, _, _ = select.select(readers, [sock] if write else [], [], remaining)
+        if self._wake_r in readable:
+            try:
+                while self._wake_r.recv(4096):
+                    pass
+            except (BlockingIOError, InterruptedError):
+                pass
 
     def _send_blocking(self, sock: socket.socket, data: bytes, deadline: float, what: str) -> None:
         view = memoryview(data)
