@@ -185,8 +185,9 @@ def handshake_error(exc: BaseException, where: str, server_hostname: str) -> JMS
             # An alert from the server, e.g. it requires a client certificate we did not send
             # or does not trust the one we did (TLS 1.3 reports it on the first read).
             return JMSSecurityException(
-                f"TLS to {where}: the server refused the handshake: {reason} (a client "
-                "certificate is given with transport.keyStoreLocation)",
+                f"TLS to {where}: the server refused the handshake: {reason} (does it "
+                "require a client certificate, transport.keyStoreLocation, or not trust the "
+                "one given?)",
                 "TLS_REFUSED",
                 linked=exc,
             )
