@@ -36,9 +36,10 @@ FAMILIES: dict[str, str] = {
     "BL": "Batch message listener",
     "JMS": "JMS 2.0 client rules",
     "WM": "JMS <-> AMQP wire mapping",
+    "SEC": "Transport security and client safeguards",
 }
 
-_ID = re.compile(r"^(DD|RD|BL|JMS|WM)-[1-9][0-9]*$")
+_ID = re.compile(r"^(DD|RD|BL|JMS|WM|SEC)-[1-9][0-9]*$")
 
 
 class CatalogueError(RuntimeError):

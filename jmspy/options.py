@@ -76,6 +76,11 @@ class ConnectionOptions(BaseModel):
     trust_store_location: str | None = Field(None, alias="transport.trustStoreLocation")
     key_store_location: str | None = Field(None, alias="transport.keyStoreLocation")
     key_store_password: SecretStr | None = Field(None, alias="transport.keyStorePassword")
+    # PEM (key and certificate chain in one file) or PKCS12; by default from the file name.
+    key_store_type: str | None = Field(None, alias="transport.keyStoreType")
+    # The client certificate as two PEM files (jmspy's names; Qpid JMS has key stores only).
+    certificate_location: str | None = Field(None, alias="transport.certificateLocation")
+    key_location: str | None = Field(None, alias="transport.keyLocation")
     verify_host: bool = Field(True, alias="transport.verifyHost")
     trust_all: bool = Field(False, alias="transport.trustAll")
 

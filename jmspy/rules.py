@@ -1043,3 +1043,57 @@ _MORE_RULES = _rules(
 )
 
 RULES = {**RULES, **_MORE_RULES}
+
+# -- SEC: transport security and the client's own safeguards
+SECURITY = "README: Security (TLS and SASL)"
+
+_SEC_RULES = _rules(
+    Rule(
+        id="SEC-1",
+        title="A TLS acceptor's certificate verifies for its host",
+        text="On an amqps:// target the connection succeeds with certificate and host name "
+        "verification on (the target's trust store, or the system CAs), and the same "
+        "connection trusting only an unrelated CA fails with JMSSecurityException naming the "
+        "host. Not applicable to a target without TLS.",
+        source=f"{SECURITY}; Qpid JMS transport.verifyHost",
+        level="broker",
+    ),
+    Rule(
+        id="SEC-2",
+        title="The broker offers a SASL mechanism the client can use",
+        text="The broker's sasl-mechanisms frame lists at least one of SCRAM-SHA-512, "
+        "SCRAM-SHA-256, EXTERNAL, SCRAM-SHA-1, PLAIN or ANONYMOUS that the suite's credentials "
+        "allow; the offered list is reported (PLAIN offered on a non-TLS port is noted).",
+        source=f"{SECURITY}; AMQP 1.0 section 5.3",
+        level="broker",
+    ),
+    Rule(
+        id="SEC-3",
+        title="The broker honours the client's maximum frame size",
+        text="With amqp.maxFrameSize=512 a message of 8 KiB is sent and received intact: the "
+        "broker splits its transfers into frames of at most 512 bytes (a larger frame would "
+        "end the connection with a framing error).",
+        source="AMQP 1.0 section 2.7.1 (open.max-frame-size)",
+        level="broker",
+    ),
+    Rule(
+        id="SEC-4",
+        title="Credentials stay out of URLs, representations and errors",
+        text="A connection URL with user information is refused with IllegalArgumentException; "
+        "the password does not appear in the representation of the connection options nor in "
+        "the JMSSecurityException of a refused login.",
+        source=SECURITY,
+        level="client",
+    ),
+    Rule(
+        id="SEC-5",
+        title="ObjectMessage bodies load no class unless allowed",
+        text="getObject on a received pickled ObjectMessage whose body refers to a class not in "
+        "jms.deserializationPolicy.allowList raises MessageFormatException naming the class "
+        "and the option; with the class allowed the object loads.",
+        source=f"{SECURITY}; README: ObjectMessage",
+        level="client",
+    ),
+)
+
+RULES = {**RULES, **_SEC_RULES}

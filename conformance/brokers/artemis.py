@@ -475,6 +475,8 @@ class ArtemisBroker(LocalBroker):
         self._distribution = distribution
         self._created = False
         self._java: Path | None = None
+        # Steps run on the instance directory after 'artemis create' (see add_setup).
+        self._setup: list[Callable[[Path], None]] = []
 
     # ------------------------------------------------------------------ properties
 
@@ -516,6 +518,17 @@ class ArtemisBroker(LocalBroker):
         self._properties.extend(lines)
         if self._created:
             self._write_properties()
+
+    def add_setup(self, step: Callable[[Path], None]) -> None:
+        """A step that edits the created instance (e.g. adds an acceptor); before start() only.
+
+        Used by :mod:`.artemis_security` for TLS acceptors and JAAS login modules.
+        """
+        if self.running:
+            raise BrokerProvisioningError("the instance cannot change on a running broker")
+        self._setup.append(step)
+        if self._created:
+            step(self.instance_dir)
 
     def create(self) -> Path:
         """Create the instance directory (``artemis create``); start() calls this if needed."""
@@ -576,6 +589,8 @@ class ArtemisBroker(LocalBroker):
         self.timings["create"] = time.monotonic() - started
         self._created = True
         self._write_properties()
+        for step in self._setup:
+            step(self._dir)
         return self._dir
 
     def log_tail(self, lines: int = 40) -> str:

@@ -19,6 +19,7 @@ import itertools
 import logging
 import select
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -34,7 +35,10 @@ from cproton import (
 )
 from proton import Collector, Connection, Delivery, Event, Transport
 
+from ..errors import JMSException
 from .attach_amender import AttachAmender
+from .sasl import SaslClient
+from .tls import TlsLayer
 
 log = logging.getLogger("jmspy.engine")
 frame_log = logging.getLogger("jmspy.frames")
@@ -130,7 +134,9 @@ class Engine:
         send_buffer_size: int | None = None,
         receive_buffer_size: int | None = None,
         name: str = "jmspy-engine",
-        tls: bool = False,
+        tls: ssl.SSLContext | None = None,
+        server_hostname: str | None = None,
+        sasl: SaslClient | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -154,7 +160,15 @@ class Engine:
         # output each time keeps proton's buffer at frame boundaries, which the attach
         # amender relies on.
         self._outbuf = bytearray()
-        self.amender = AttachAmender(enabled=not tls)
+        # TLS is done here (not by proton), so amended frames go out on amqps:// too.
+        self.amender = AttachAmender(enabled=True)
+        where = f"{host}:{port}"
+        self._tls = TlsLayer(tls, server_hostname or host, where) if tls is not None else None
+        self._sasl = sasl
+        # Decrypted (or SASL-leftover) bytes proton had no capacity for yet.
+        self._plain_in = bytearray()
+        self._eof = False
+        self._deadline = 0.0
         self._stopped = threading.Event()
         self._stop_requested = False
         self.failure: BaseException | None = None
@@ -163,6 +177,10 @@ class Engine:
     # ---- API side -------------------------------------------------------------------------
 
     def start(self) -> None:
+        # The TLS/SASL preamble gives up a little before the opener's wait for
+        # jms.connectTimeout ends, so the opener sees the reason, not a bare timeout.
+        timeout = self._connect_timeout_s
+        self._deadline = time.monotonic() + timeout - min(0.25, timeout * 0.05)
         self._thread.start()
 
     @property
@@ -239,7 +257,7 @@ class Engine:
             self._loop()
         except BaseException as exc:  # noqa: BLE001 - every failure ends in on_engine_failed
             error = exc
-            if not isinstance(exc, OSError | EngineStopped):
+            if not isinstance(exc, OSError | EngineStopped | JMSException):
                 log.exception("engine thread for %s:%s failed", self.host, self.port)
         finally:
             self._stopped.set()
@@ -266,6 +284,8 @@ class Engine:
 
     def _open_socket(self) -> None:
         no_delay, keep_alive, sndbuf, rcvbuf = self._sock_opts
+        # jms.connectTimeout bounds TCP connect, the TLS handshake and SASL together.
+        deadline = self._deadline
         sock = socket.create_connection((self.host, self.port), timeout=self._connect_timeout_s)
         if no_delay:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -277,8 +297,14 @@ class Engine:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         sock.setblocking(False)
         self._sock = sock
+        self._preamble(sock, deadline)
 
     def _close_socket(self) -> None:
+        if self._tls is not None and self._sock is not None and self._tls.handshake_done:
+            try:  # close_notify, best effort: the socket is closed right after
+                self._sock.send(bytes(self._outbuf) + self._tls.close_notify())
+            except OSError:
+                pass
         for s in (self._sock, self._wake_r, self._wake_w):
             if s is not None:
                 try:
@@ -349,7 +375,7 @@ class Engine:
                 timeout = min(timeout, max(0.0, deadline - now))
             if self._timers:
                 timeout = min(timeout, max(0.0, self._timers[0][0] - now))
-            if self._work:
+            if self._work or (self._plain_in and capacity > 0):
                 timeout = 0.0
             readable, writable, _ = select.select(readers, writers, [], timeout)
             if wake_r in readable:
@@ -358,10 +384,16 @@ class Engine:
                         pass
                 except (BlockingIOError, InterruptedError):
                     pass
-            if sock in readable:
+            if sock in readable or (self._plain_in and capacity > 0):
                 self._read(sock, capacity)
 
     def _read(self, sock: socket.socket, capacity: int) -> None:
+        if self._plain_in:
+            self._push_plain(capacity)
+            return
+        if self._tls is not None:
+            self._read_tls(sock, capacity)
+            return
         transport = self.transport
         try:
             data = sock.recv(min(capacity, _READ_CHUNK))
@@ -388,6 +420,9 @@ class Engine:
                     transport.pop(len(chunk))
                     if self.amender.active:
                         chunk = self.amender.amend(chunk)
+                    if self._tls is not None:
+                        self._tls.write(chunk)
+                        chunk = self._tls.outgoing()
                     outbuf += chunk
             if not outbuf:
                 return
@@ -403,6 +438,131 @@ class Engine:
             del outbuf[:sent]
             if outbuf:
                 return
+
+    # ---- TLS and SASL (the byte path between the socket and proton) ----------------------
+
+    def _preamble(self, sock: socket.socket, deadline: float) -> None:
+        """TLS handshake, then the SASL exchange, before proton sees any byte."""
+        tls = self._tls
+        if tls is not None:
+            while not tls.do_handshake():
+                self._send_blocking(sock, tls.outgoing(), deadline, "the TLS handshake")
+                data = self._recv_blocking(sock, deadline, "the TLS handshake")
+                if not data:
+                    raise JMSException(
+                        f"{tls.where} closed the connection during the TLS handshake "
+                        "(is it a TLS port?)"
+                    )
+                tls.feed(data)
+            self._send_blocking(sock, tls.outgoing(), deadline, "the TLS handshake")
+        sasl = self._sasl
+        if sasl is None:
+            return
+        self._send_plain(sock, sasl.start(), deadline)
+        while not sasl.done:
+            data = self._recv_plain(sock, deadline)
+            out = sasl.feed(data)
+            if out:
+                self._send_plain(sock, out, deadline)
+        self._plain_in += sasl.leftover
+
+    def _send_plain(self, sock: socket.socket, data: bytes, deadline: float) -> None:
+        if self._tls is not None:
+            self._tls.write(data)
+            data = self._tls.outgoing()
+        self._send_blocking(sock, data, deadline, "SASL authentication")
+
+    def _recv_plain(self, sock: socket.socket, deadline: float) -> bytes:
+        while True:
+            data = self._recv_blocking(sock, deadline, "SASL authentication")
+            if not data:
+                hint = "" if self._tls is not None else " (a TLS port? then use amqps://)"
+                raise JMSException(
+                    f"{self.host}:{self.port} closed the connection during SASL "
+                    f"authentication{hint}"
+                )
+            if self._tls is None:
+                return data
+            self._tls.feed(data)
+            # TLS 1.3: a refused client certificate shows up here, as an alert on read.
+            plain = self._tls.read()
+            if plain:
+                return plain
+            if self._tls.closed_by_peer:
+                raise JMSException(
+                    f"{self.host}:{self.port} closed the TLS session during SASL authentication"
+                )
+
+    def _wait(self, sock: socket.socket, deadline: float, what: str, write: bool) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or self._stop_requested:
+            if self._stop_requested:
+                raise EngineStopped("connection closed")
+            hint = ""
+            if self._tls is None and self._sasl is not None and not self._sasl.offered:
+                hint = "; no answer to the AMQP header: if it is a TLS port, use amqps://"
+            raise JMSException(
+                f"{what} with {self.host}:{self.port} did not complete within "
+                f"{self._connect_timeout_s * 1000:.0f} ms (jms.connectTimeout){hint}"
+            )
+        # The wake-up socket is watched so stop() ends the wait; its bytes are drained here, or
+        # the byte written for the queued open would make every select return at once (a
+        # busy loop). The queued work itself runs when the main loop starts.
+        readers = [self._wake_r] if write else [self._wake_r, sock]
+        readable, _, _ = select.select(readers, [sock] if write else [], [], remaining)
+        if self._wake_r in readable:
+            try:
+                while self._wake_r.recv(4096):
+                    pass
+            except (BlockingIOError, InterruptedError):
+                pass
+
+    def _send_blocking(self, sock: socket.socket, data: bytes, deadline: float, what: str) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                sent = sock.send(view)
+            except (BlockingIOError, InterruptedError):
+                self._wait(sock, deadline, what, write=True)
+                continue
+            view = view[sent:]
+
+    def _recv_blocking(self, sock: socket.socket, deadline: float, what: str) -> bytes:
+        while True:
+            try:
+                return sock.recv(_READ_CHUNK)
+            except (BlockingIOError, InterruptedError):
+                self._wait(sock, deadline, what, write=False)
+
+    def _read_tls(self, sock: socket.socket, capacity: int) -> None:
+        tls = self._tls
+        assert tls is not None
+        try:
+            data = sock.recv(_READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            log.debug("socket read failed: %s", exc)
+            self.transport.close_tail()
+            self.transport.close_head()
+            raise
+        if data:
+            tls.feed(data)
+        else:
+            tls.feed_eof()
+        self._plain_in += tls.read()
+        # Reading may produce TLS records to send back (e.g. a key update).
+        self._outbuf += tls.outgoing()
+        self._eof = not data or tls.closed_by_peer
+        self._push_plain(capacity)
+
+    def _push_plain(self, capacity: int) -> None:
+        if self._plain_in and capacity > 0:
+            n = min(capacity, len(self._plain_in))
+            self.transport.push(bytes(self._plain_in[:n]))
+            del self._plain_in[:n]
+        if self._eof and not self._plain_in:
+            self.transport.close_tail()
 
     def enable_frame_trace(self) -> None:
         def tracer(_transport: Transport, message: str) -> None:

@@ -19,7 +19,6 @@ from functools import partial
 from typing import Any, cast
 
 from cproton import pn_delivery_link
-from proton import SSL as ProtonSSL
 from proton import (
     Condition,
     Connection,
@@ -28,7 +27,6 @@ from proton import (
     Described,
     Event,
     Link,
-    SSLDomain,
     Terminus,
     Transport,
     symbol,
@@ -48,8 +46,10 @@ from ..errors import (
     TransactionRolledBackException,
 )
 from ..options import ConnectionOptions, Endpoint
+from . import sasl
 from .attach_amender import Amendment
 from .engine import Completion, Engine, EngineStopped
+from .tls import client_context
 
 log = logging.getLogger("jmspy.provider")
 
@@ -287,17 +287,9 @@ class AmqpConnection:
         transport = Transport(Transport.CLIENT)
         transport.idle_timeout = options.idle_timeout / 1000.0
         transport.max_frame_size = options.max_frame_size
-        sasl = transport.sasl()
-        sasl.allow_insecure_mechs = True
-        if options.username is not None:
-            conn.user = options.username
-            if options.password is not None:
-                conn.password = options.password.get_secret_value()
-        mechanisms = options.sasl_mechanisms or ("PLAIN" if options.username else "ANONYMOUS")
-        sasl.allowed_mechs(mechanisms.replace(",", " "))
-        if endpoint.tls:
-            self._ssl = ProtonSSL(transport, self._ssl_domain(options))
-            self._ssl.peer_hostname = endpoint.host
+        # TLS and SASL run in the engine, not in proton (see tls.py and sasl.py).
+        tls_context = client_context(options) if endpoint.tls else None
+        sasl_client = sasl.client_for(options, endpoint)
         transport.bind(conn)
         self._gen += 1
         self._live_gen = self._gen
@@ -318,27 +310,11 @@ class AmqpConnection:
             send_buffer_size=options.send_buffer_size,
             receive_buffer_size=options.receive_buffer_size,
             name=f"jmspy-engine-{endpoint.host}:{endpoint.port}",
-            tls=endpoint.tls,
+            tls=tls_context,
+            sasl=sasl_client,
         )
         if options.trace_frames:
             self.engine.enable_frame_trace()
-
-    def _ssl_domain(self, opts: ConnectionOptions) -> SSLDomain:
-        domain = SSLDomain(SSLDomain.MODE_CLIENT)
-        if opts.trust_store_location:
-            domain.set_trusted_ca_db(opts.trust_store_location)
-        if opts.key_store_location:
-            password = (
-                opts.key_store_password.get_secret_value() if opts.key_store_password else None
-            )
-            domain.set_credentials(opts.key_store_location, opts.key_store_location, password)
-        if opts.trust_all:
-            domain.set_peer_authentication(SSLDomain.ANONYMOUS_PEER)
-        elif opts.verify_host:
-            domain.set_peer_authentication(SSLDomain.VERIFY_PEER_NAME, opts.trust_store_location)
-        else:
-            domain.set_peer_authentication(SSLDomain.VERIFY_PEER, opts.trust_store_location)
-        return domain
 
     def connect_transport(self, endpoint: Endpoint, options: ConnectionOptions) -> None:
         """Open a transport to one server: TCP, SASL and the open frames, within
