@@ -168,6 +168,7 @@ class MessageConsumer:
         self._receive_local_only = options.receive_local_only
         self._receive_no_wait_local_only = options.receive_no_wait_local_only
         self._drain_timeout = options.drain_timeout
+        self._receive_drain_timeout = options.receive_drain_timeout
         self._default_policy = options.redelivery_policy()
         if destination.options.redelivery is not None:
             self._default_policy = destination.options.redelivery
@@ -697,7 +698,12 @@ class MessageConsumer:
                         drained = True
                         self._cv.release()
                         try:
-                            self._receiver.drain(self._drain_timeout)
+                            # Bounded by jmspy.receiveDrainTimeout, not amqp.drainTimeout:
+                            # a stalled broker must not hold the caller past its timeout.
+                            self._receiver.drain(
+                                min(self._drain_timeout, self._receive_drain_timeout),
+                                quiet_timeout=True,
+                            )
                         finally:
                             self._cv.acquire()
                             self._receiver.restore_credit()
@@ -727,7 +733,9 @@ class MessageConsumer:
             self._deferred_close = True
             return
         self._session._wait_for_listener()
-        self._close_internal()
+        # One jms.closeTimeout for the whole close (see AmqpConnection.close_scope).
+        with self._session._amqp_connection.close_scope():
+            self._close_internal()
 
     def _close_internal(self) -> None:
         if self._link_closed:

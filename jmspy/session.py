@@ -144,12 +144,18 @@ class Session:
                 self._completions.popleft()
                 self._completion_cv.notify_all()
 
-    def _wait_completions(self, producer: MessageProducer | None = None) -> None:
+    def _wait_completions(
+        self, producer: MessageProducer | None = None, limit_s: float | None = None
+    ) -> None:
         """Block until outstanding CompletionListener callbacks (of one producer, or all)
-        have run (JMS: close, commit and rollback wait for them)."""
+        have run (JMS: close, commit and rollback wait for them); a close waits at most
+        ``limit_s``, what is left of its close timeout."""
         if self._completion_thread is threading.current_thread():
             return
-        deadline = time.monotonic() + self._connection.options.send_timeout / 1000.0 + 5
+        wait_s = self._connection.options.send_timeout / 1000.0 + 5
+        if limit_s is not None:
+            wait_s = min(wait_s, limit_s)
+        deadline = time.monotonic() + wait_s
         with self._completion_cv:
             while any(producer is None or item[0] is producer for item in self._completions):
                 remaining = deadline - time.monotonic()
@@ -585,7 +591,13 @@ class Session:
                 "its own session"
             )
         self._check_not_completion_thread("Session.close()")
-        self._wait_completions()
+        # One jms.closeTimeout for the whole close, shared by every link and the rollback.
+        with self._amqp_connection.close_scope():
+            self._close_within_deadline()
+
+    def _close_within_deadline(self) -> None:
+        amqp = self._amqp_connection
+        self._wait_completions(limit_s=amqp.close_remaining_s())
         self._closing = True
         try:
             with self._delivery_lock:
@@ -604,7 +616,11 @@ class Session:
                 # and an open transaction is rolled back.
                 if self._txn_id is not None and self._amqp_connection.failure is None:
                     try:
-                        self._amqp.coordinator().discharge(self._txn_id, fail=True)
+                        self._amqp.coordinator().discharge(
+                            self._txn_id,
+                            fail=True,
+                            timeout_ms=max(1, int(amqp.close_remaining_s() * 1000)),
+                        )
                     except JMSException as exc:
                         log.debug("rolling back on close: %s", exc)
                     self._txn_id = None

@@ -48,6 +48,10 @@ class EngineStopped(Exception):
     """Raised to waiters when the engine thread is no longer running."""
 
 
+class IdleTimeoutExpired(TimeoutError):
+    """Nothing arrived from the peer for the local idle timeout: the peer is presumed dead."""
+
+
 class Completion(Generic[T]):
     """A one-shot result handed from the engine thread to a waiting API thread.
 
@@ -157,6 +161,11 @@ class Engine:
         self.amender = AttachAmender(enabled=not tls)
         self._stopped = threading.Event()
         self._stop_requested = False
+        self._abort_requested = False
+        # Dead-peer detection from our own clock: proton's tick() only notices input when it
+        # runs, which can be up to a whole idle timeout late (detection at 2x the timeout).
+        self._idle_timeout_s = float(transport.idle_timeout or 0.0)
+        self._last_input = time.monotonic()
         self.failure: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -224,6 +233,11 @@ class Engine:
         except OSError:
             pass
 
+    def abort(self) -> None:
+        """Stop at once without flushing (a close whose deadline passed; any thread)."""
+        self._abort_requested = True
+        self.stop()
+
     def join(self, timeout_s: float) -> bool:
         if self.on_engine_thread():
             return False
@@ -274,6 +288,7 @@ class Engine:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         sock.setblocking(False)
         self._sock = sock
+        self._last_input = time.monotonic()
 
     def _close_socket(self) -> None:
         for s in (self._sock, self._wake_r, self._wake_w):
@@ -327,8 +342,10 @@ class Engine:
             self._write(sock)
             # pending()/capacity() make proton process input and may raise events (e.g. a
             # SASL failure); dispatch them before leaving so the reason reaches the provider.
-            if transport.closed or (
-                self._stop_requested and transport.pending() <= 0 and not self._outbuf
+            if (
+                transport.closed
+                or self._abort_requested
+                or (self._stop_requested and transport.pending() <= 0 and not self._outbuf)
             ):
                 self._dispatch_events()
                 return
@@ -344,9 +361,14 @@ class Engine:
                 timeout = min(timeout, max(0.0, deadline - now))
             if self._timers:
                 timeout = min(timeout, max(0.0, self._timers[0][0] - now))
+            idle = self._idle_timeout_s
+            if idle:
+                timeout = min(timeout, max(0.0, self._last_input + idle - now))
             if self._work:
                 timeout = 0.0
             readable, writable, _ = select.select(readers, writers, [], timeout)
+            if idle and capacity > 0 and sock not in readable:
+                self._check_idle(idle)
             if wake_r in readable:
                 try:
                     while wake_r.recv(4096):
@@ -355,6 +377,15 @@ class Engine:
                     pass
             if sock in readable:
                 self._read(sock, capacity)
+
+    def _check_idle(self, idle: float) -> None:
+        # Only after a select that saw the socket unreadable: bytes waiting unread are input.
+        silent_s = time.monotonic() - self._last_input
+        if silent_s >= idle:
+            raise IdleTimeoutExpired(
+                f"idle timeout expired: nothing received from {self.host}:{self.port} for "
+                f"{silent_s * 1000:.0f} ms (amqp.idleTimeout={idle * 1000:.0f} ms)"
+            )
 
     def _read(self, sock: socket.socket, capacity: int) -> None:
         transport = self.transport
@@ -368,6 +399,7 @@ class Engine:
             transport.close_head()
             raise
         if data:
+            self._last_input = time.monotonic()
             transport.push(data)
         else:
             transport.close_tail()
