@@ -271,7 +271,7 @@ class Connection:
                         listener.onException(error)
                     else:
                         listener(error)
-                except Exception:
+                except BaseException:  # noqa: BLE001 - a thread ending on SystemExit is silent
                     log.exception("ExceptionListener raised")
 
         threading.Thread(target=notify, name="jmspy-exception-listener", daemon=True).start()

@@ -420,6 +420,17 @@ class MessageConsumer:
         elif self._batch_listener is not None:
             self._session._signal_ready(self)
 
+    def _listener_failed(self, exc: BaseException, what: str) -> None:
+        """A listener raised: a failed delivery (redelivered under the policy). Anything,
+        SystemExit included, is caught so the session's dispatch thread carries on; a
+        KeyboardInterrupt, which the application cannot see on this thread otherwise, also
+        goes to the ExceptionListener."""
+        log.error("%s; redelivered under the redelivery policy", what, exc_info=exc)
+        if isinstance(exc, KeyboardInterrupt):
+            self._connection._notify_exception_listener(
+                JMSException(f"{what}; the delivery counts as failed", linked=exc)
+            )
+
     def _dispatch_one(self) -> None:
         """Session dispatch thread: deliver one buffered message to the listener."""
         listener = self._listener
@@ -446,12 +457,12 @@ class MessageConsumer:
                 listener.onMessage(message)
             else:
                 listener(message)
-        except Exception:
+        except BaseException as exc:  # noqa: BLE001 - SystemExit etc. must not end dispatch
             failed = True
-            log.exception(
-                "MessageListener raised on message %s from %s; the message is redelivered",
-                message.getJMSMessageID(),
-                self._destination,
+            self._listener_failed(
+                exc,
+                f"MessageListener raised {type(exc).__name__} on message "
+                f"{message.getJMSMessageID()} from {self._destination}",
             )
         finally:
             session._current_listener_delivery = None
@@ -590,13 +601,12 @@ class MessageConsumer:
                 listener.onMessages(messages)
             else:
                 listener(messages)
-        except Exception:
+        except BaseException as exc:  # noqa: BLE001 - SystemExit etc. must not end dispatch
             failed = True
-            log.exception(
-                "BatchMessageListener raised on a batch of %d from %s; every message of the "
-                "batch is redelivered",
-                len(batch),
-                self._destination,
+            self._listener_failed(
+                exc,
+                f"BatchMessageListener raised {type(exc).__name__} on a batch of {len(batch)} "
+                f"from {self._destination}",
             )
         finally:
             self._in_own_listener_call = False

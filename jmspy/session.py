@@ -138,7 +138,7 @@ class Session:
                     listener.onCompletion(message)
                 else:
                     listener.onException(message, error)
-            except Exception:
+            except BaseException:  # noqa: BLE001 - the next callbacks must still run
                 log.exception("CompletionListener raised")
             with self._completion_cv:
                 self._completions.popleft()
@@ -226,7 +226,7 @@ class Session:
                             self._batch_deadlines.pop(consumer, None)
                     else:
                         consumer._dispatch_one()
-            except Exception:
+            except BaseException:  # noqa: BLE001 - SystemExit too: never a silent stop
                 # A dispatch failure must never kill the session's thread silently.
                 log.exception("message dispatch failed on session %s", self._seq)
 
