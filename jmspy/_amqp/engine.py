@@ -383,8 +383,8 @@ class Engine:
         silent_s = time.monotonic() - self._last_input
         if silent_s >= idle:
             raise IdleTimeoutExpired(
-                f"idle timeout expired: nothing received from {self.host}:{self.port} for "
-                f"{silent_s * 1000:.0f} ms (amqp.idleTimeout={idle * 1000:.0f} ms)"
+                f"idle timeout expired: nothing received for {silent_s * 1000:.0f} ms "
+                f"(amqp.idleTimeout={idle * 1000:.0f} ms)"
             )
 
     def _read(self, sock: socket.socket, capacity: int) -> None:

@@ -513,7 +513,7 @@ class AmqpConnection:
             jms_error = error
         elif isinstance(error, IdleTimeoutExpired):
             jms_error = JMSException(
-                f"connection to {self.endpoint.display()} failed: {error}", linked=error
+                f"connection to {self.endpoint.display()}: {error}", linked=error
             )
         elif isinstance(error, OSError):
             jms_error = JMSException(
@@ -991,6 +991,8 @@ class AmqpSender(_LinkBase):
 
     def wait_settled(self, timeout_s: float) -> None:
         """Wait until every queued send is settled (used by close)."""
+        if not self._unsettled and not self._outbox:
+            return  # nothing in flight: no round trip to the engine (the close may have no time)
         done: Completion[None] = Completion()
 
         def check() -> None:
