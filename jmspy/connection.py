@@ -393,7 +393,7 @@ class Connection:
                         listener.onException(error)
                     else:
                         listener(error)
-                except Exception:
+                except BaseException:  # noqa: BLE001 - a thread ending on SystemExit is silent
                     log.exception("ExceptionListener raised")
 
         threading.Thread(target=notify, name="jmspy-exception-listener", daemon=True).start()
@@ -547,19 +547,27 @@ class Connection:
             )
         self._closing = True
         try:
-            for session in list(self._sessions):
-                try:
-                    session.close()
-                except JMSException as exc:
-                    log.debug("closing session: %s", exc)
-            self._temporaries.clear()  # deleted by the broker with the connection
-            if self._amqp is not None:
-                self._amqp.close()
+            amqp = self._amqp
+            if amqp is not None:
+                # One jms.closeTimeout for everything below (see AmqpConnection.close_scope).
+                with amqp.close_scope():
+                    self._close_sessions()
+                    amqp.close()
+            else:
+                self._close_sessions()
         finally:
             with self._state:
                 self._closed = True
                 self._started = False
                 self._state.notify_all()
+
+    def _close_sessions(self) -> None:
+        for session in list(self._sessions):
+            try:
+                session.close()
+            except JMSException as exc:
+                log.debug("closing session: %s", exc)
+        self._temporaries.clear()  # deleted by the broker with the connection
 
     # ---- temporary destinations -------------------------------------------------------------
 

@@ -168,6 +168,7 @@ class MessageConsumer:
         self._receive_local_only = options.receive_local_only
         self._receive_no_wait_local_only = options.receive_no_wait_local_only
         self._drain_timeout = options.drain_timeout
+        self._receive_drain_timeout = options.receive_drain_timeout
         self._default_policy = options.redelivery_policy()
         if destination.options.redelivery is not None:
             self._default_policy = destination.options.redelivery
@@ -444,6 +445,17 @@ class MessageConsumer:
         elif self._batch_listener is not None:
             self._session._signal_ready(self)
 
+    def _listener_failed(self, exc: BaseException, what: str) -> None:
+        """A listener raised: a failed delivery (redelivered under the policy). Anything,
+        SystemExit included, is caught so the session's dispatch thread carries on; a
+        KeyboardInterrupt, which the application cannot see on this thread otherwise, also
+        goes to the ExceptionListener."""
+        log.error("%s; redelivered under the redelivery policy", what, exc_info=exc)
+        if isinstance(exc, KeyboardInterrupt):
+            self._connection._notify_exception_listener(
+                JMSException(f"{what}; the delivery counts as failed", linked=exc)
+            )
+
     def _dispatch_one(self) -> None:
         """Session dispatch thread: deliver one buffered message to the listener."""
         listener = self._listener
@@ -470,12 +482,12 @@ class MessageConsumer:
                 listener.onMessage(message)
             else:
                 listener(message)
-        except Exception:
+        except BaseException as exc:  # noqa: BLE001 - SystemExit etc. must not end dispatch
             failed = True
-            log.exception(
-                "MessageListener raised on message %s from %s; the message is redelivered",
-                message.getJMSMessageID(),
-                self._destination,
+            self._listener_failed(
+                exc,
+                f"MessageListener raised {type(exc).__name__} on message "
+                f"{message.getJMSMessageID()} from {self._destination}",
             )
         finally:
             session._current_listener_delivery = None
@@ -614,13 +626,12 @@ class MessageConsumer:
                 listener.onMessages(messages)
             else:
                 listener(messages)
-        except Exception:
+        except BaseException as exc:  # noqa: BLE001 - SystemExit etc. must not end dispatch
             failed = True
-            log.exception(
-                "BatchMessageListener raised on a batch of %d from %s; every message of the "
-                "batch is redelivered",
-                len(batch),
-                self._destination,
+            self._listener_failed(
+                exc,
+                f"BatchMessageListener raised {type(exc).__name__} on a batch of {len(batch)} "
+                f"from {self._destination}",
             )
         finally:
             self._in_own_listener_call = False
@@ -722,7 +733,12 @@ class MessageConsumer:
                         drained = True
                         self._cv.release()
                         try:
-                            self._receiver.drain(self._drain_timeout)
+                            # Bounded by jmspy.receiveDrainTimeout, not amqp.drainTimeout:
+                            # a stalled broker must not hold the caller past its timeout.
+                            self._receiver.drain(
+                                min(self._drain_timeout, self._receive_drain_timeout),
+                                quiet_timeout=True,
+                            )
                         finally:
                             self._cv.acquire()
                             self._receiver.restore_credit()
@@ -752,7 +768,9 @@ class MessageConsumer:
             self._deferred_close = True
             return
         self._session._wait_for_listener()
-        self._close_internal()
+        # One jms.closeTimeout for the whole close (see AmqpConnection.close_scope).
+        with self._session._amqp_connection.close_scope():
+            self._close_internal()
 
     def _close_internal(self) -> None:
         if self._link_closed:

@@ -85,6 +85,10 @@ class ConnectionOptions(BaseModel):
     trust_all: bool = Field(False, alias="transport.trustAll")
 
     # --- jmspy.* (ours) ---
+    # How long receive(timeout) (after its timeout) and receiveNoWait() wait for the broker to
+    # answer the drain that fetches what it still holds; amqp.drainTimeout bounds the drains
+    # of close and rollback only. A stalled broker cannot hold a receive call longer.
+    receive_drain_timeout: int = Field(1000, alias="jmspy.receiveDrainTimeout", gt=0)
     adapter: str | None = Field(None, alias="jmspy.adapter")
     max_delivery_delay: int | None = Field(None, alias="jmspy.maxDeliveryDelay", ge=0)
     # Stamp the broker's duplicate-detection id (Artemis: _AMQ_DUPL_ID) on every send so a send

@@ -383,12 +383,15 @@ class MessageProducer:
         if self._closed:
             return
         self._session._check_not_completion_thread("MessageProducer.close()")
-        self._session._wait_completions(self)
-        self._closed = True
-        timeout_s = self._connection.options.close_timeout / 1000.0
-        for link in self._links.values():
-            link.wait_settled(timeout_s)
-            link.close()
+        amqp = self._session._amqp_connection
+        # Every step shares one jms.closeTimeout (nested in a session or connection close,
+        # theirs).
+        with amqp.close_scope():
+            self._session._wait_completions(self, amqp.close_remaining_s())
+            self._closed = True
+            for link in self._links.values():
+                link.wait_settled(amqp.close_remaining_s())
+                link.close()
         self._session._producer_closed(self)
 
     def __enter__(self) -> MessageProducer:

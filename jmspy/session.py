@@ -144,18 +144,24 @@ class Session:
                     listener.onCompletion(message)
                 else:
                     listener.onException(message, error)
-            except Exception:
+            except BaseException:  # noqa: BLE001 - the next callbacks must still run
                 log.exception("CompletionListener raised")
             with self._completion_cv:
                 self._completions.popleft()
                 self._completion_cv.notify_all()
 
-    def _wait_completions(self, producer: MessageProducer | None = None) -> None:
+    def _wait_completions(
+        self, producer: MessageProducer | None = None, limit_s: float | None = None
+    ) -> None:
         """Block until outstanding CompletionListener callbacks (of one producer, or all)
-        have run (JMS: close, commit and rollback wait for them)."""
+        have run (JMS: close, commit and rollback wait for them); a close waits at most
+        ``limit_s``, what is left of its close timeout."""
         if self._completion_thread is threading.current_thread():
             return
-        deadline = time.monotonic() + self._connection.options.send_timeout / 1000.0 + 5
+        wait_s = self._connection.options.send_timeout / 1000.0 + 5
+        if limit_s is not None:
+            wait_s = min(wait_s, limit_s)
+        deadline = time.monotonic() + wait_s
         with self._completion_cv:
             while any(producer is None or item[0] is producer for item in self._completions):
                 remaining = deadline - time.monotonic()
@@ -226,7 +232,7 @@ class Session:
                             self._batch_deadlines.pop(consumer, None)
                     else:
                         consumer._dispatch_one()
-            except Exception:
+            except BaseException:  # noqa: BLE001 - SystemExit too: never a silent stop
                 # A dispatch failure must never kill the session's thread silently.
                 log.exception("message dispatch failed on session %s", self._seq)
 
@@ -671,7 +677,13 @@ class Session:
                 "its own session"
             )
         self._check_not_completion_thread("Session.close()")
-        self._wait_completions()
+        # One jms.closeTimeout for the whole close, shared by every link and the rollback.
+        with self._amqp_connection.close_scope():
+            self._close_within_deadline()
+
+    def _close_within_deadline(self) -> None:
+        amqp = self._amqp_connection
+        self._wait_completions(limit_s=amqp.close_remaining_s())
         self._closing = True
         try:
             with self._delivery_lock:
@@ -697,7 +709,10 @@ class Session:
                 ):
                     try:
                         self._amqp.coordinator().discharge(
-                            self._txn_id, fail=True, epoch=self._txn_epoch
+                            self._txn_id,
+                            fail=True,
+                            epoch=self._txn_epoch,
+                            timeout_ms=max(1, int(amqp.close_remaining_s() * 1000)),
                         )
                     except JMSException as exc:
                         log.debug("rolling back on close: %s", exc)

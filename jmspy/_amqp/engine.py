@@ -52,6 +52,10 @@ class EngineStopped(Exception):
     """Raised to waiters when the engine thread is no longer running."""
 
 
+class IdleTimeoutExpired(TimeoutError):
+    """Nothing arrived from the peer for the local idle timeout: the peer is presumed dead."""
+
+
 class Completion(Generic[T]):
     """A one-shot result handed from the engine thread to a waiting API thread.
 
@@ -171,6 +175,11 @@ class Engine:
         self._deadline = 0.0
         self._stopped = threading.Event()
         self._stop_requested = False
+        self._abort_requested = False
+        # Dead-peer detection from our own clock: proton's tick() only notices input when it
+        # runs, which can be up to a whole idle timeout late (detection at 2x the timeout).
+        self._idle_timeout_s = float(transport.idle_timeout or 0.0)
+        self._last_input = time.monotonic()
         self.failure: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -242,6 +251,11 @@ class Engine:
         except OSError:
             pass
 
+    def abort(self) -> None:
+        """Stop at once without flushing (a close whose deadline passed; any thread)."""
+        self._abort_requested = True
+        self.stop()
+
     def join(self, timeout_s: float) -> bool:
         if self.on_engine_thread():
             return False
@@ -298,6 +312,7 @@ class Engine:
         sock.setblocking(False)
         self._sock = sock
         self._preamble(sock, deadline)
+        self._last_input = time.monotonic()
 
     def _close_socket(self) -> None:
         if self._tls is not None and self._sock is not None and self._tls.handshake_done:
@@ -358,8 +373,10 @@ class Engine:
             self._write(sock)
             # pending()/capacity() make proton process input and may raise events (e.g. a
             # SASL failure); dispatch them before leaving so the reason reaches the provider.
-            if transport.closed or (
-                self._stop_requested and transport.pending() <= 0 and not self._outbuf
+            if (
+                transport.closed
+                or self._abort_requested
+                or (self._stop_requested and transport.pending() <= 0 and not self._outbuf)
             ):
                 self._dispatch_events()
                 return
@@ -375,9 +392,14 @@ class Engine:
                 timeout = min(timeout, max(0.0, deadline - now))
             if self._timers:
                 timeout = min(timeout, max(0.0, self._timers[0][0] - now))
+            idle = self._idle_timeout_s
+            if idle:
+                timeout = min(timeout, max(0.0, self._last_input + idle - now))
             if self._work or (self._plain_in and capacity > 0):
                 timeout = 0.0
             readable, writable, _ = select.select(readers, writers, [], timeout)
+            if idle and capacity > 0 and sock not in readable:
+                self._check_idle(idle)
             if wake_r in readable:
                 try:
                     while wake_r.recv(4096):
@@ -386,6 +408,15 @@ class Engine:
                     pass
             if sock in readable or (self._plain_in and capacity > 0):
                 self._read(sock, capacity)
+
+    def _check_idle(self, idle: float) -> None:
+        # Only after a select that saw the socket unreadable: bytes waiting unread are input.
+        silent_s = time.monotonic() - self._last_input
+        if silent_s >= idle:
+            raise IdleTimeoutExpired(
+                f"idle timeout expired: nothing received for {silent_s * 1000:.0f} ms "
+                f"(amqp.idleTimeout={idle * 1000:.0f} ms)"
+            )
 
     def _read(self, sock: socket.socket, capacity: int) -> None:
         if self._plain_in:
@@ -405,6 +436,7 @@ class Engine:
             transport.close_head()
             raise
         if data:
+            self._last_input = time.monotonic()
             transport.push(data)
         else:
             transport.close_tail()
@@ -547,6 +579,7 @@ class Engine:
             self.transport.close_head()
             raise
         if data:
+            self._last_input = time.monotonic()
             tls.feed(data)
         else:
             tls.feed_eof()

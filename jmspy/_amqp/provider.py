@@ -8,12 +8,13 @@ the engine thread (methods whose names start with ``_on`` or ``_do``).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import platform
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
@@ -39,6 +40,7 @@ from ..errors import (
     IllegalStateException,
     InvalidClientIDException,
     InvalidDestinationException,
+    InvalidSelectorException,
     JMSException,
     JMSSecurityException,
     ResourceAllocationException,
@@ -48,7 +50,7 @@ from ..errors import (
 from ..options import ConnectionOptions, Endpoint
 from . import sasl
 from .attach_amender import Amendment
-from .engine import Completion, Engine, EngineStopped
+from .engine import Completion, Engine, EngineStopped, IdleTimeoutExpired
 from .tls import client_context
 
 log = logging.getLogger("jmspy.provider")
@@ -183,11 +185,12 @@ class _TransportEvents:
     links and sessions that a newer transport now serves.
     """
 
-    __slots__ = ("conn", "gen", "on_delivery_fast")
+    __slots__ = ("conn", "gen", "proton", "on_delivery_fast")
 
-    def __init__(self, conn: AmqpConnection, gen: int) -> None:
+    def __init__(self, conn: AmqpConnection, gen: int, proton: Connection) -> None:
         self.conn = conn
         self.gen = gen
+        self.proton = proton
         self.on_delivery_fast = self._delivery
 
     def _delivery(self, delivery: Delivery) -> None:
@@ -201,6 +204,9 @@ class _TransportEvents:
     def on_engine_failed(self, error: BaseException) -> None:
         if self.conn._live_gen == self.gen:
             self.conn.on_engine_failed(error)
+        else:
+            # A transport failover already replaced: only its proton objects to let go.
+            self.conn._release_proton(self.proton)
 
     def take_leftover_work(self, work: Any) -> bool:
         return self.conn._take_leftover_work(self.gen, work)
@@ -245,6 +251,8 @@ class AmqpConnection:
         self.remote_offered_capabilities: set[str] = set()
         self.remote_properties: dict[str, Any] = {}
         self.remote_container_id: str | None = None
+        # The largest frame the peer accepts (its open frame; 0: no limit known).
+        self.remote_max_frame_size = 0
         self.failure: JMSException | None = None
         self._closing = False
         self._state = CONNECTING
@@ -266,6 +274,8 @@ class AmqpConnection:
         self._proton: Connection = cast(Connection, None)
         self.engine: Engine = cast(Engine, None)
         self.reconnector: Any = None
+        # The deadline of the close in progress on each thread (see close_scope).
+        self._close_local = threading.local()
         if failover is not None:
             from .failover import Reconnector
 
@@ -303,7 +313,7 @@ class AmqpConnection:
             port=endpoint.port,
             connection=conn,
             transport=transport,
-            handler=_TransportEvents(self, self._gen),
+            handler=_TransportEvents(self, self._gen, conn),
             connect_timeout_s=options.connect_timeout / 1000.0,
             tcp_no_delay=options.tcp_no_delay,
             tcp_keep_alive=options.tcp_keep_alive,
@@ -435,32 +445,62 @@ class AmqpConnection:
     def next_link_id(self) -> int:
         return next(self._link_seq)
 
+    @contextlib.contextmanager
+    def close_scope(self) -> Iterator[None]:
+        """One jms.closeTimeout for a whole close: a connection, session, consumer or
+        producer close and every step inside it (links, settlements, the connection's own
+        close) share the deadline set by the outermost scope on this thread."""
+        local = self._close_local
+        outer = getattr(local, "deadline", None)
+        if outer is None:
+            local.deadline = time.monotonic() + self.timeout_s("close_timeout")
+        try:
+            yield
+        finally:
+            if outer is None:
+                local.deadline = None
+
+    def close_remaining_s(self) -> float:
+        """What is left of the current close's deadline (a full close timeout outside one)."""
+        deadline = getattr(self._close_local, "deadline", None)
+        if deadline is None:
+            return self.timeout_s("close_timeout")
+        return max(0.0, deadline - time.monotonic())
+
     def close(self) -> None:
-        """Close the connection; returns when the peer answered or the close timeout passed."""
+        """Close the connection; returns when the peer answered or the close deadline passed,
+        with the engine thread stopped and the socket closed either way."""
         if self._closing:
             return
         self._closing = True
-        if self.reconnector is not None:
-            self.reconnector.cancel(self.timeout_s("close_timeout"))
-        if self._state == INTERRUPTED or self.engine is None or not self.engine.running:
-            self._release_waiters(JMSException("the connection was closed"))
-            if self.engine is not None:
+        with self.close_scope():
+            if self.reconnector is not None:
+                self.reconnector.cancel(self.close_remaining_s())
+            if self._state == INTERRUPTED or self.engine is None or not self.engine.running:
+                self._release_waiters(JMSException("the connection was closed"))
+                if self.engine is not None:
+                    self.engine.stop()
+                    if not self.engine.join(max(0.2, self.close_remaining_s())):
+                        self.engine.abort()
+                        self.engine.join(2.0)
+                return
+
+            def do_close() -> None:
+                self._proton.close()
+
+            try:
+                self.engine.submit(do_close)
+                self._close_completion.wait(self.close_remaining_s(), lambda: TimeoutError())
+            except (EngineStopped, TimeoutError, JMSException):
+                pass
+            finally:
                 self.engine.stop()
-                self.engine.join(self.timeout_s("close_timeout"))
-            return
-
-        def do_close() -> None:
-            self._proton.close()
-
-        try:
-            self.engine.submit(do_close)
-            self._close_completion.wait(self.timeout_s("close_timeout"), lambda: TimeoutError())
-        except (EngineStopped, TimeoutError, JMSException):
-            pass
-        finally:
-            self.engine.stop()
-            self.engine.join(self.timeout_s("close_timeout"))
-            self._release_waiters(JMSException("the connection was closed"))
+                # Flushing may hang on a peer that reads nothing: give it what is left of the
+                # deadline (at least a moment), then stop without flushing.
+                if not self.engine.join(max(0.2, self.close_remaining_s())):
+                    self.engine.abort()
+                    self.engine.join(2.0)
+                self._release_waiters(JMSException("the connection was closed"))
 
     def _release_waiters(self, error: JMSException) -> None:
         with self._held_lock:
@@ -636,6 +676,8 @@ class AmqpConnection:
         props = conn.remote_properties or {}
         self.remote_properties = {str(k): v for k, v in props.items()}
         self.remote_container_id = conn.remote_container
+        transport = conn.transport
+        self.remote_max_frame_size = int(transport.remote_max_frame_size or 0) if transport else 0
         if CONNECTION_ESTABLISHMENT_FAILED in self.remote_properties:
             # The peer will close right away with the reason (e.g. a wrong password on Artemis).
             return
@@ -719,6 +761,10 @@ class AmqpConnection:
     def on_engine_failed(self, error: BaseException) -> None:
         if isinstance(error, JMSException):
             jms_error = error
+        elif isinstance(error, IdleTimeoutExpired):
+            jms_error = JMSException(
+                f"connection to {self.endpoint.display()}: {error}", linked=error
+            )
         elif isinstance(error, OSError):
             jms_error = JMSException(
                 f"could not connect to {self.endpoint.display()}: {error}", linked=error
@@ -729,6 +775,31 @@ class AmqpConnection:
             )
         self._fail(jms_error)
         self._close_completion.succeed(None)
+        self._release_proton(self._proton)
+
+    def _release_proton(self, conn: Connection) -> None:
+        """Drop what jmspy hung on the proton objects of one connection whose engine stopped.
+
+        proton keeps attributes set on its wrappers (jmspy_ctx, the frame tracer) in the C
+        objects' records, out of the Python collector's sight: left in place they would keep
+        the jmspy objects, and through them the proton connection and transport, alive for
+        ever. Safe once the engine thread has stopped using them (on the engine thread after
+        its loop, or any thread after join)."""
+        session = conn.session_head(0)
+        while session is not None:
+            session.jmspy_ctx = None
+            session = session.next(0)
+        link = conn.link_head(0)
+        while link is not None:
+            link.jmspy_ctx = None
+            link = link.next(0)
+        transport = conn.transport
+        if transport is not None and transport.tracer is not None:
+            transport.tracer = _no_trace
+
+
+def _no_trace(_transport: Transport, _message: str) -> None:
+    return None
 
 
 def link_profile(profile: Any) -> dict[str, Any]:
@@ -795,6 +866,27 @@ class AmqpSession:
         for link in list(self._links):
             link._on_failed(error)
 
+    def _check_attach_size(self, spec: LinkSpec) -> None:
+        """Refuse a link whose attach frame would exceed the peer's max frame size: the peer
+        would end the whole connection with a framing error, killing every session."""
+        limit = self.connection.remote_max_frame_size
+        if limit <= 0 or limit >= 0xFFFFFFFF:
+            return
+        size = _attach_size_estimate(spec)
+        if size <= limit:
+            return
+        selector_size = len(spec.selector.encode()) if spec.selector else 0
+        rule = f"larger than the broker's max frame size of {limit} bytes"
+        if selector_size and size - selector_size <= limit:
+            raise InvalidSelectorException(
+                f"invalid selector {_shortened(spec.selector)}: {selector_size} bytes make the "
+                f"link's attach frame about {size} bytes, {rule}"
+            )
+        raise InvalidDestinationException(
+            f"invalid destination {_shortened(spec.address)}: the link's attach frame would be "
+            f"about {size} bytes, {rule}"
+        )
+
     # ---- failover ----------------------------------------------------------------------------
 
     def _on_interrupted(self, error: JMSException) -> None:
@@ -836,6 +928,7 @@ class AmqpSession:
             pending.append((link, attached))
 
     def create_sender(self, spec: LinkSpec, max_in_flight: int) -> AmqpSender:
+        self._check_attach_size(spec)
         sender = AmqpSender(self, spec, max_in_flight)
         self.connection.run(sender._do_attach, f"attaching producer link to {spec.address!r}")
         return sender
@@ -856,6 +949,7 @@ class AmqpSession:
         on_message: Callable[[InboundDelivery], None],
         on_closed: Callable[[JMSException], None],
     ) -> AmqpReceiver:
+        self._check_attach_size(spec)
         receiver = AmqpReceiver(self, spec, prefetch, decode, on_message, on_closed)
         self.connection.run(receiver._do_attach, f"attaching consumer link to {spec.address!r}")
         return receiver
@@ -875,6 +969,26 @@ class AmqpSession:
             self.connection.submit(do_close)
         except JMSException:
             pass
+
+
+# Everything of an attach frame but its strings (performative, terminus fields, outcomes,
+# settle modes, frame header): a conservative allowance.
+_ATTACH_OVERHEAD = 1024
+
+
+def _attach_size_estimate(spec: LinkSpec) -> int:
+    """An upper estimate of the encoded attach frame for a link (strings are UTF-8 and may
+    appear once each, the link name usually repeating the address)."""
+    strings = [spec.name, spec.address or "", spec.selector or "", *spec.capabilities]
+    return _ATTACH_OVERHEAD + sum(len(s.encode()) + 5 for s in strings)
+
+
+def _shortened(value: str | None, limit: int = 60) -> str:
+    if value is None:
+        return "None"
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value)} characters)"
 
 
 class _LinkBase:
@@ -990,12 +1104,11 @@ class _LinkBase:
                 completion.succeed(None)
                 self._unregister()
 
+        # Within the enclosing close's deadline; with none left the detach is still queued
+        # (it goes out if the peer reads again) but not waited for.
+        timeout_ms = max(1, int(self.connection.close_remaining_s() * 1000))
         try:
-            self.connection.run(
-                do_close,
-                f"closing link to {self.spec.address!r}",
-                self.connection.options.close_timeout,
-            )
+            self.connection.run(do_close, f"closing link to {self.spec.address!r}", timeout_ms)
         except JMSException as exc:
             log.debug("link close: %s", exc)
 
@@ -1273,6 +1386,8 @@ class AmqpSender(_LinkBase):
 
     def wait_settled(self, timeout_s: float) -> None:
         """Wait until every queued send is settled (used by close)."""
+        if not self._unsettled and not self._outbox:
+            return  # nothing in flight: no round trip to the engine (the close may have no time)
         done: Completion[None] = Completion()
 
         def check() -> None:
@@ -1313,6 +1428,8 @@ class AmqpReceiver(_LinkBase):
         self._credit_lock = threading.Lock()
         self._drain: Completion[None] | None = None
         self._pulling = False
+        # A drain whose caller gave up before the peer answered (engine thread only).
+        self._drain_abandoned = False
         self.open_deliveries: set[InboundDelivery] = set()
         # Set by the consumer: called on the engine thread when the transport is lost.
         self.on_interrupted: Callable[[JMSException], None] | None = None
@@ -1396,9 +1513,18 @@ class AmqpReceiver(_LinkBase):
         super()._on_remote_open()
 
     def _on_flow(self) -> None:
-        drain = self._drain
-        if drain is not None and self.link.credit == 0:
-            self._drain = None
+        if self._drain is not None and self.link.credit == 0:
+            self._end_drain()
+
+    def _end_drain(self) -> None:
+        """The peer answered the drain (flow with no credit left, or transfers using it up)."""
+        drain, self._drain = self._drain, None
+        if self._drain_abandoned:
+            # The caller stopped waiting (receive timeout): nobody restores the window, and a
+            # link left without credit would starve every later receive.
+            self._drain_abandoned = False
+            self._do_restore_credit()
+        if drain is not None:
             drain.succeed(None)
 
     def _on_delivery(self, delivery: Delivery) -> None:
@@ -1434,8 +1560,7 @@ class AmqpReceiver(_LinkBase):
         # A drain also ends when the transfers use up the credit: the peer then owes no flow
         # frame, so waiting for one would wait for the drain timeout.
         if self._drain is not None and link.credit == 0:
-            drain, self._drain = self._drain, None
-            drain.succeed(None)
+            self._end_drain()
 
     def _return_credit_now(self, count: int) -> None:
         if self.prefetch > 0 and not self.closed and self.link.state & Link.LOCAL_ACTIVE:
@@ -1539,18 +1664,27 @@ class AmqpReceiver(_LinkBase):
 
         self.connection.submit(do_flow)
 
-    def drain(self, timeout_ms: int, pull_one: bool = True) -> None:
-        if not self.drain_supported:
-            return  # the broker cannot drain: only what already arrived counts
+    def drain(self, timeout_ms: int, pull_one: bool = True, quiet_timeout: bool = False) -> None:
         """Ask the peer to use up or return the outstanding credit now, and wait for it.
 
         Used by receiveNoWait/receive(timeout) so that messages sitting on the broker are
-        fetched before the call returns null, then the credit window is restored."""
+        fetched before the call returns null, then the credit window is restored. With
+        ``quiet_timeout`` a peer that does not answer within ``timeout_ms`` ends the wait
+        without an error (receive returns null); the late answer still restores the window."""
+        if not self.drain_supported:
+            return  # the broker cannot drain: only what already arrived counts
 
         def do_drain(completion: Completion[None]) -> None:
             link = self.link
             if self.failure is not None:
                 completion.fail(self.failure)
+                return
+            if self._drain is not None:
+                # An earlier drain is still unanswered: its answer ends this wait too; a second
+                # drain request would make that answer ambiguous.
+                self._drain.succeed(None)
+                self._drain = completion
+                self._drain_abandoned = False
                 return
             if link.credit == 0:
                 if not pull_one:
@@ -1563,7 +1697,24 @@ class AmqpReceiver(_LinkBase):
                 self._drain = None
                 completion.succeed(None)
 
-        self.connection.run(do_drain, f"draining consumer link {self.spec.address!r}", timeout_ms)
+        def abandon() -> None:
+            if self._drain is not None:
+                self._drain_abandoned = True
+
+        try:
+            self.connection.run(
+                do_drain, f"draining consumer link {self.spec.address!r}", timeout_ms
+            )
+        except JMSException:
+            if not self.connection.engine.running or self.failure is not None:
+                raise
+            try:
+                self.connection.submit(abandon)
+            except JMSException:
+                pass
+            if not quiet_timeout or self.connection.failure is not None:
+                raise
+            log.debug("no drain answer on %r within %s ms", self.spec.address, timeout_ms)
 
     def ensure_window(self, minimum: int) -> None:
         """Grow the credit window to at least ``minimum`` (a batch listener needs room for
@@ -1580,23 +1731,25 @@ class AmqpReceiver(_LinkBase):
         self.connection.submit(do_flow)
 
     def restore_credit(self) -> None:
-        def do_flow() -> None:
-            link = self.link
-            if self.prefetch > 0 and not self.closed and link.state & Link.LOCAL_ACTIVE:
-                want = self.prefetch - link.credit - link.queued
-                with self._credit_lock:
-                    want -= self._credit_to_return
-                # Messages already in the local buffer still count against the window.
-                want -= self.buffered_count()
-                if want > 0:
-                    link.flow(want)
-
         try:
-            self.connection.submit(do_flow)
+            self.connection.submit(self._do_restore_credit)
         except JMSException:
             pass
 
     buffered_count: Callable[[], int] = staticmethod(lambda: 0)
+
+    def _do_restore_credit(self) -> None:
+        link = self.link
+        if self._drain is not None:
+            return  # the drain's answer would cancel the credit; restored when it comes
+        if self.prefetch > 0 and not self.closed and link.state & Link.LOCAL_ACTIVE:
+            want = self.prefetch - link.credit - link.queued
+            with self._credit_lock:
+                want -= self._credit_to_return
+            # Messages already in the local buffer still count against the window.
+            want -= self.buffered_count()
+            if want > 0:
+                link.flow(want)
 
     def stop_credit(self, timeout_ms: int) -> None:
         """Drain the link so the peer sends nothing more (used by close and rollback)."""
@@ -1745,7 +1898,13 @@ class AmqpCoordinator(_LinkBase):
         txn_id: bytes = self.connection.run(work, "declaring a transaction")
         return txn_id
 
-    def discharge(self, txn_id: bytes, fail: bool, epoch: int | None = None) -> None:
+    def discharge(
+        self,
+        txn_id: bytes,
+        fail: bool,
+        epoch: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> None:
         """Commit (``fail=False``) or roll back. Raises TransactionRolledBackException when the
         broker refused or certainly dropped the transaction, TransactionInDoubtException when
         the discharge was sent and its outcome never came back."""
@@ -1764,7 +1923,7 @@ class AmqpCoordinator(_LinkBase):
                 linked=failure,
             )
         try:
-            self.connection.run(work, what)
+            self.connection.run(work, what, timeout_ms)
         except (TransactionRolledBackException, TransactionInDoubtException):
             raise
         except JMSException as exc:

@@ -34,10 +34,14 @@ def test_dd7_delayed_message_not_received_before_delivery_time(
         message = session.createTextMessage(str(delay))
         producer.send(message)
         sent.append(message)
-    # Nothing is visible before the shortest delay is over.
-    assert consumer.receive(200) is None
+    # Nothing is visible before the shortest delay is over. On a busy machine the sends
+    # alone may take that long, so a message this receive returns is checked like the
+    # others below (it must not have come before its delivery time).
     arrivals: dict[str, tuple[int, Any]] = {}
-    for _ in delays:
+    early = consumer.receive(200)
+    if early is not None:
+        arrivals[early.getText()] = (_now_ms(), early)
+    while len(arrivals) < len(delays):
         received = consumer.receive(10_000)
         assert received is not None
         arrivals[received.getText()] = (_now_ms(), received)
