@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, TypeVar
 
+from jmspy._limits import check_java_long
 from jmspy.destination import Destination
 from jmspy.errors import (
     IllegalArgumentException,
@@ -539,6 +540,15 @@ JMS_AMQP_PREFIX = "JMS_AMQP_"
 _UINT_MAX = 2**32 - 1
 
 
+def _check_bytes_value(value: Any, what: str) -> None:
+    # A str or int here is a caller mistake that bytes()/extend() would turn into a raw
+    # TypeError (or, for an int, silently into that many zero bytes).
+    if not isinstance(value, bytes | bytearray | memoryview):
+        raise MessageFormatException(
+            f"{what} needs bytes, bytearray or memoryview, not {type(value).__name__}"
+        )
+
+
 def _message_format(exc: Exception, what: str) -> MessageFormatException:
     return MessageFormatException(f"Invalid value for {what}: {exc}", linked=exc)
 
@@ -756,7 +766,7 @@ class Message:
         return self._timestamp
 
     def setJMSTimestamp(self, value: int) -> None:
-        self._timestamp = int(value)
+        self._timestamp = check_java_long("JMSTimestamp", value)
 
     def getJMSCorrelationID(self) -> str | None:
         cid = self._correlation_id
@@ -781,6 +791,8 @@ class Message:
         return cid
 
     def setJMSCorrelationIDAsBytes(self, value: bytes | bytearray | None) -> None:
+        if value is not None:
+            _check_bytes_value(value, "setJMSCorrelationIDAsBytes")
         self._correlation_id = None if value is None else bytes(value)
 
     def getJMSReplyTo(self) -> Destination | None:
@@ -825,13 +837,13 @@ class Message:
         return self._expiration
 
     def setJMSExpiration(self, value: int) -> None:
-        self._expiration = int(value)
+        self._expiration = check_java_long("JMSExpiration", value)
 
     def getJMSDeliveryTime(self) -> int:
         return self._delivery_time
 
     def setJMSDeliveryTime(self, value: int) -> None:
-        self._delivery_time = int(value)
+        self._delivery_time = check_java_long("JMSDeliveryTime", value)
 
     def getJMSPriority(self) -> int:
         return self._priority
@@ -1500,6 +1512,7 @@ class BytesMessage(Message):
         self, value: bytes | bytearray | memoryview, offset: int = 0, length: int | None = None
     ) -> None:
         buf = self._check_writing()
+        _check_bytes_value(value, "BytesMessage.writeBytes")
         if offset == 0 and length is None:
             buf.extend(value)
             return
@@ -1651,6 +1664,7 @@ class MapMessage(Message):
         if value is None:
             self._put(name, (_BYTES, None))
             return
+        _check_bytes_value(value, "MapMessage.setBytes")
         end = len(value) if length is None else offset + length
         if offset < 0 or end > len(value) or end < offset:
             raise IndexError(f"offset {offset} / length {length} outside a value of {len(value)}")
@@ -1846,6 +1860,7 @@ class StreamMessage(Message):
     def writeBytes(
         self, value: bytes | bytearray | memoryview, offset: int = 0, length: int | None = None
     ) -> None:
+        _check_bytes_value(value, "StreamMessage.writeBytes")
         end = len(value) if length is None else offset + length
         if offset < 0 or end > len(value) or end < offset:
             raise IndexError(f"offset {offset} / length {length} outside a value of {len(value)}")
