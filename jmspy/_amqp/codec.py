@@ -20,6 +20,7 @@ included). Three pieces are cached or framed by hand because they are on the pat
 from __future__ import annotations
 
 import codecs
+import logging
 import threading
 import time
 import uuid
@@ -28,6 +29,7 @@ from typing import Any, cast
 
 from proton import (
     Data,
+    DataException,
     Described,
     byte,
     char,
@@ -104,6 +106,8 @@ class CodecError(Exception):
     not hand it to the application, as Qpid JMS does.
     """
 
+
+log = logging.getLogger("jmspy.codec")
 
 # Section descriptors (AMQP 1.0 part 3, 3.2).
 HEADER = 0x70
@@ -936,15 +940,20 @@ def _decode(
     )
 
     delivery_time = annotations.get(JMS_DELIVERY_TIME)
-    if delivery_time is None:
-        msg._delivery_time = msg._timestamp
-    elif isinstance(delivery_time, int | float) and not isinstance(delivery_time, bool):
+    if isinstance(delivery_time, int | float) and not isinstance(delivery_time, bool):
         msg._delivery_time = int(delivery_time)
     else:
-        raise CodecError(
-            f"Invalid x-opt-delivery-time annotation of type {type(delivery_time).__name__}: "
-            "a number or timestamp is required"
-        )
+        if delivery_time is not None:
+            # As Qpid JMS treats an annotation it cannot use: the message is still delivered
+            # (it used to be dropped); only JMSDeliveryTime falls back to the timestamp.
+            log.warning(
+                "ignoring x-opt-delivery-time annotation of type %s (%.80r) on message %s: a "
+                "timestamp or long is required; JMSDeliveryTime is the JMSTimestamp instead",
+                type(delivery_time).__name__,
+                delivery_time,
+                msg._message_id,
+            )
+        msg._delivery_time = msg._timestamp
 
     # -- application properties
     if app_properties:
@@ -996,15 +1005,55 @@ def _decoded(payload: bytes | bytearray | memoryview) -> Data:
     pos = 0
     # Each decode() call appends one top-level value, so all sections land in one Data and are
     # then walked once.
+    index = 0
     while pos < total:
         # Data.decode is typed for bytes but takes any buffer; a memoryview slice avoids
         # copying the rest of the payload for every section.
-        consumed = d.decode(cast(bytes, view[pos:]))
+        try:
+            consumed = d.decode(cast(bytes, view[pos:]))
+        except DataException as exc:
+            raise CodecError(_undecodable_section(view, index, pos, exc)) from exc
         if consumed <= 0:
             raise CodecError(f"Cannot decode AMQP message: no progress at byte {pos}")
         pos += consumed
+        index += 1
     d.rewind()
     return d
+
+
+# proton's error codes (pn_error codes in proton/error.h) as they apply to decoding.
+_PROTON_DECODE_ERRORS = {
+    -1: "ends before its end",
+    -2: "is malformed",
+    -3: "is too large",
+    -4: "is truncated (the payload ends inside it)",
+    -6: "has an invalid encoding",
+}
+
+
+def _undecodable_section(view: memoryview, index: int, pos: int, exc: DataException) -> str:
+    """Which section could not be decoded and why, for the log line of a dropped message
+    (proton's own text is only ``[-4]: None`` or similar)."""
+    code_text = str(exc)
+    code = None
+    if code_text.startswith("[") and "]" in code_text:
+        try:
+            code = int(code_text[1 : code_text.index("]")])
+        except ValueError:
+            code = None
+    why = _PROTON_DECODE_ERRORS.get(code if code is not None else 0, "cannot be decoded")
+    head = bytes(view[pos : pos + 3])
+    if len(head) == 3 and head[0] == 0x00 and head[1] == 0x53:
+        name = _SECTION_NAMES.get(head[2], f"unknown section 0x{head[2]:02x}")
+        what = f"section {index} ({name})"
+    elif head[:1] == b"\x00":
+        what = f"section {index}" if len(head) < 3 else f"section {index} (symbolic descriptor)"
+    else:
+        what = f"section {index} (format code 0x{head[0]:02x}, not a described section)"
+    return (
+        f"Cannot decode AMQP message: {what} at byte {pos} of {len(view)} {why} "
+        f"[proton {code_text}]"
+    )
 
 
 def _proton_values(payload: bytes | bytearray | memoryview) -> list[Any]:
@@ -1128,11 +1177,35 @@ def _read_next(d: Data) -> Any:
 _NULL_FIELDS: list[Any] = [None] * 13
 
 
+_SECTION_NAMES = {
+    HEADER: "header",
+    DELIVERY_ANNOTATIONS: "delivery-annotations",
+    MESSAGE_ANNOTATIONS: "message-annotations",
+    PROPERTIES: "properties",
+    APPLICATION_PROPERTIES: "application-properties",
+    DATA: "data",
+    AMQP_SEQUENCE: "amqp-sequence",
+    AMQP_VALUE: "amqp-value",
+    FOOTER: "footer",
+}
+
+
+def _amqp_type_name(value: Any) -> str:
+    """The AMQP type of a decoded value, for error messages (arrays decode to lists)."""
+    if isinstance(value, Described):
+        return f"a described value (descriptor {value.descriptor!r})"
+    names = {bytes: "binary", str: "a string", dict: "a map", list: "a list", bool: "a boolean"}
+    return names.get(type(value), f"{type(value).__name__} {value!r:.40}")
+
+
 def _as_list(content: Any, what: str) -> list[Any]:
     if content is None:
         return []
     if not isinstance(content, list):
-        raise CodecError(f"Cannot decode AMQP message: the {what} section must hold a list")
+        raise CodecError(
+            f"Cannot decode AMQP message: the {what} section must hold a list, "
+            f"not {_amqp_type_name(content)}"
+        )
     return content
 
 
@@ -1140,7 +1213,10 @@ def _as_map(content: Any, what: str) -> dict[Any, Any]:
     if content is None:
         return {}
     if not isinstance(content, dict):
-        raise CodecError(f"Cannot decode AMQP message: the {what} section must hold a map")
+        raise CodecError(
+            f"Cannot decode AMQP message: the {what} section must hold a map, "
+            f"not {_amqp_type_name(content)}"
+        )
     return content
 
 
