@@ -395,6 +395,13 @@ class AmqpConnection:
             self._fail(JMSException(f"connection to {self.endpoint.display()} was closed"))
             return
 
+    def _io_failure_text(self, detail: object) -> str:
+        # A socket error before the open completed means the connect failed; after it, an
+        # established connection was lost (a reset mid-stream is not a failure to connect).
+        if self._open_completion.done() and self._open_completion.error is None:
+            return f"connection to {self.endpoint.display()} was lost: {detail}"
+        return f"could not connect to {self.endpoint.display()}: {detail}"
+
     def _transport_error(self, cond: Condition | None) -> JMSException:
         if cond is not None and str(cond.name) in (
             "amqp:unauthorized-access",
@@ -402,10 +409,7 @@ class AmqpConnection:
             "proton:io",
         ):
             if str(cond.name) == "proton:io":
-                return JMSException(
-                    f"could not connect to {self.endpoint.display()}: {cond.description}",
-                    str(cond.name),
-                )
+                return JMSException(self._io_failure_text(cond.description), str(cond.name))
             return JMSSecurityException(
                 f"authentication failed for {self.endpoint.display()}: {cond.description}",
                 str(cond.name),
@@ -476,9 +480,7 @@ class AmqpConnection:
         if isinstance(error, JMSException):
             jms_error = error
         elif isinstance(error, OSError):
-            jms_error = JMSException(
-                f"could not connect to {self.endpoint.display()}: {error}", linked=error
-            )
+            jms_error = JMSException(self._io_failure_text(error), linked=error)
         else:
             jms_error = JMSException(
                 f"connection to {self.endpoint.display()} ended: {error}", linked=error
