@@ -890,8 +890,12 @@ def _decode(
     if properties:
         msg._message_id = to_message_id_string(fields[0])
         user_id = fields[1]
-        if user_id:
-            msg._user_id = bytes(user_id).decode("utf-8", "replace")
+        if isinstance(user_id, bytes | str) and user_id:
+            # bytes(n) of a non-binary user-id (a uint from a misbehaving peer) would allocate
+            # n zero bytes, up to 4 GB; anything but binary or a string is ignored.
+            msg._user_id = (
+                user_id if isinstance(user_id, str) else user_id.decode("utf-8", "replace")
+            )
         subject = fields[3]
         if subject is not None:
             msg._type = str(subject)
