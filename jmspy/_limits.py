@@ -32,6 +32,11 @@ MIN_IDLE_TIMEOUT_MS = 1000
 idle timeout, and below a second a busy engine thread misses them and drops the connection."""
 
 
+MIN_REMOTE_IDLE_TIMEOUT_MS = 100
+"""The smallest idle-time-out a peer may ask for: proton sends an empty frame every half of
+it, and a hostile peer asking for 1 ms would have the client burn most of a core on them."""
+
+
 def check_milliseconds(name: str, value: Any, maximum: int = JAVA_LONG_MAX) -> int:
     """A non-negative integer number of ms no larger than ``maximum``, else JMSException."""
     if isinstance(value, bool) or not isinstance(value, int):

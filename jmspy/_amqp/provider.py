@@ -36,6 +36,7 @@ from proton import (
 from proton._data import Array
 
 from .. import __version__
+from .._limits import MIN_REMOTE_IDLE_TIMEOUT_MS
 from ..errors import (
     IllegalStateException,
     InvalidClientIDException,
@@ -422,6 +423,8 @@ class AmqpConnection:
         props = conn.remote_properties or {}
         self.remote_properties = {str(k): v for k, v in props.items()}
         self.remote_container_id = conn.remote_container
+        if self._refuse_tiny_remote_idle_timeout():
+            return
         if CONNECTION_ESTABLISHMENT_FAILED in self.remote_properties:
             # The peer will close right away with the reason (e.g. a wrong password on Artemis).
             return
@@ -435,6 +438,21 @@ class AmqpConnection:
         # Succeed after the events already received: a peer refusing the connection may send
         # its open and a close with the reason together, and that close must fail the open.
         self.engine.schedule(0.0, lambda: self._open_completion.succeed(None))
+
+    def _refuse_tiny_remote_idle_timeout(self) -> bool:
+        remote_ms = int(self.engine.transport.remote_idle_timeout * 1000)
+        if not 0 < remote_ms < MIN_REMOTE_IDLE_TIMEOUT_MS:
+            return False
+        error = JMSException(
+            f"{self.endpoint.display()} asks for an idle-time-out of {remote_ms} ms (a heartbeat "
+            f"every {remote_ms / 2:g} ms); the minimum is {MIN_REMOTE_IDLE_TIMEOUT_MS} ms, so the "
+            "connection is refused"
+        )
+        self._proton.condition = Condition("amqp:not-allowed", error.reason)
+        self._proton.close()
+        self._fail(error)
+        self.engine.stop()
+        return True
 
     def _on_remote_close(self) -> None:
         conn = self._proton
