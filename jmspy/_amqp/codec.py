@@ -875,12 +875,12 @@ def _decode(
             header = header + _NULL_FIELDS[len(header) : 5]
         durable = header[0]
         priority = header[1]
-        ttl = header[2] or 0
-        delivery_count = header[4] or 0
+        ttl = _integer(header[2] or 0, "header.ttl")
+        delivery_count = _integer(header[4] or 0, "header.delivery-count")
         if not durable:
             msg._delivery_mode = DeliveryMode.NON_PERSISTENT
         if priority is not None:
-            msg._priority = min(int(priority), 9)
+            msg._priority = min(_integer(priority, "header.priority"), 9)
     else:
         msg._delivery_mode = DeliveryMode.NON_PERSISTENT  # AMQP default durable=false
     msg._redelivered = delivery_count > 0
@@ -888,7 +888,7 @@ def _decode(
 
     # -- properties
     if properties:
-        msg._message_id = to_message_id_string(fields[0])
+        msg._message_id = _id_field(to_message_id_string, fields[0], "properties.message-id")
         user_id = fields[1]
         if isinstance(user_id, bytes | str) and user_id:
             # bytes(n) of a non-binary user-id (a uint from a misbehaving peer) would allocate
@@ -903,19 +903,21 @@ def _decode(
         if isinstance(correlation_id, bytes):
             msg._correlation_id = correlation_id
         elif correlation_id is not None:
-            msg._correlation_id = to_correlation_id_string(correlation_id)
+            msg._correlation_id = _id_field(
+                to_correlation_id_string, correlation_id, "properties.correlation-id"
+            )
         expiry = fields[8]
         if expiry is not None:
-            msg._expiration = int(expiry)
+            msg._expiration = _integer(expiry, "properties.absolute-expiry-time")
         creation = fields[9]
         if creation is not None:
-            msg._timestamp = int(creation)
+            msg._timestamp = _integer(creation, "properties.creation-time")
         group_id = fields[10]
         if group_id is not None:
             msg._group_id = str(group_id)
         group_seq = fields[11]
         if group_seq is not None:
-            seq = int(group_seq) & _UINT_MAX
+            seq = _integer(group_seq, "properties.group-sequence") & _UINT_MAX
             msg._group_seq = seq - 2**32 if seq > _INT_MAX else seq
         reply_to_group = fields[12]
         if reply_to_group is not None:
@@ -1192,6 +1194,23 @@ _SECTION_NAMES = {
     AMQP_VALUE: "amqp-value",
     FOOTER: "footer",
 }
+
+
+def _integer(value: Any, field: str) -> int:
+    """A numeric header/properties field; another type names the field in the drop reason
+    (it used to be a bare ``TypeError: int() argument must be ...``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
+    raise CodecError(
+        f"Cannot decode AMQP message: {field} holds {_amqp_type_name(value)}, not a number"
+    )
+
+
+def _id_field(convert: Callable[[Any], str | None], value: Any, field: str) -> str | None:
+    try:
+        return convert(value)
+    except IdConversionError as exc:
+        raise CodecError(f"Cannot decode AMQP message: {field}: {exc}") from exc
 
 
 def _amqp_type_name(value: Any) -> str:

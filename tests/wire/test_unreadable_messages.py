@@ -86,6 +86,16 @@ TRUNCATED_BODY = _section(0x70, b"\x45") + _section(0x77, b"\xa1\xc8abc")
             _section(0x70, b"\xc1\x03\x02\x41\x41") + _section(0x77, b"\xa1\x01x"),
             ["header section must hold a list", "not a map"],
         ),
+        # header.priority holding a string (list8 of [true, "hi"])
+        (
+            _section(0x70, b"\xc0\x05\x02\x41\xa1\x02hi") + _section(0x77, b"\xa1\x01x"),
+            ["header.priority holds a string"],
+        ),
+        # properties.message-id holding a list0
+        (
+            _section(0x73, b"\xc0\x02\x01\x45") + _section(0x77, b"\xa1\x01x"),
+            ["properties.message-id", "list"],
+        ),
         # application-properties holding a string
         (
             _section(0x74, b"\xa1\x02hi") + _section(0x77, b"\xa1\x01x"),
