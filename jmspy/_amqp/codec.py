@@ -45,6 +45,7 @@ from proton import (
 )
 
 from jmspy._amqp.amqp_reader import AmqpDecodeError, read_sections
+from jmspy._amqp.decode_report import amqp_type_name, undecodable_section
 from jmspy._amqp.ids import (
     IdConversionError,
     to_correlation_id_string,
@@ -1018,48 +1019,13 @@ def _decoded(payload: bytes | bytearray | memoryview) -> Data:
         try:
             consumed = d.decode(cast(bytes, view[pos:]))
         except DataException as exc:
-            raise CodecError(_undecodable_section(view, index, pos, exc)) from exc
+            raise CodecError(undecodable_section(view, index, pos, exc)) from exc
         if consumed <= 0:
             raise CodecError(f"Cannot decode AMQP message: no progress at byte {pos}")
         pos += consumed
         index += 1
     d.rewind()
     return d
-
-
-# proton's error codes (pn_error codes in proton/error.h) as they apply to decoding.
-_PROTON_DECODE_ERRORS = {
-    -1: "ends before its end",
-    -2: "is malformed",
-    -3: "is too large",
-    -4: "is truncated (the payload ends inside it)",
-    -6: "has an invalid encoding",
-}
-
-
-def _undecodable_section(view: memoryview, index: int, pos: int, exc: DataException) -> str:
-    """Which section could not be decoded and why, for the log line of a dropped message
-    (proton's own text is only ``[-4]: None`` or similar)."""
-    code_text = str(exc)
-    code = None
-    if code_text.startswith("[") and "]" in code_text:
-        try:
-            code = int(code_text[1 : code_text.index("]")])
-        except ValueError:
-            code = None
-    why = _PROTON_DECODE_ERRORS.get(code if code is not None else 0, "cannot be decoded")
-    head = bytes(view[pos : pos + 3])
-    if len(head) == 3 and head[0] == 0x00 and head[1] == 0x53:
-        name = _SECTION_NAMES.get(head[2], f"unknown section 0x{head[2]:02x}")
-        what = f"section {index} ({name})"
-    elif head[:1] == b"\x00":
-        what = f"section {index}" if len(head) < 3 else f"section {index} (symbolic descriptor)"
-    else:
-        what = f"section {index} (format code 0x{head[0]:02x}, not a described section)"
-    return (
-        f"Cannot decode AMQP message: {what} at byte {pos} of {len(view)} {why} "
-        f"[proton {code_text}]"
-    )
 
 
 def _proton_values(payload: bytes | bytearray | memoryview) -> list[Any]:
@@ -1183,26 +1149,13 @@ def _read_next(d: Data) -> Any:
 _NULL_FIELDS: list[Any] = [None] * 13
 
 
-_SECTION_NAMES = {
-    HEADER: "header",
-    DELIVERY_ANNOTATIONS: "delivery-annotations",
-    MESSAGE_ANNOTATIONS: "message-annotations",
-    PROPERTIES: "properties",
-    APPLICATION_PROPERTIES: "application-properties",
-    DATA: "data",
-    AMQP_SEQUENCE: "amqp-sequence",
-    AMQP_VALUE: "amqp-value",
-    FOOTER: "footer",
-}
-
-
 def _integer(value: Any, field: str) -> int:
     """A numeric header/properties field; another type names the field in the drop reason
     (it used to be a bare ``TypeError: int() argument must be ...``)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return int(value)
     raise CodecError(
-        f"Cannot decode AMQP message: {field} holds {_amqp_type_name(value)}, not a number"
+        f"Cannot decode AMQP message: {field} holds {amqp_type_name(value)}, not a number"
     )
 
 
@@ -1213,21 +1166,13 @@ def _id_field(convert: Callable[[Any], str | None], value: Any, field: str) -> s
         raise CodecError(f"Cannot decode AMQP message: {field}: {exc}") from exc
 
 
-def _amqp_type_name(value: Any) -> str:
-    """The AMQP type of a decoded value, for error messages (arrays decode to lists)."""
-    if isinstance(value, Described):
-        return f"a described value (descriptor {value.descriptor!r})"
-    names = {bytes: "binary", str: "a string", dict: "a map", list: "a list", bool: "a boolean"}
-    return names.get(type(value), f"{type(value).__name__} {value!r:.40}")
-
-
 def _as_list(content: Any, what: str) -> list[Any]:
     if content is None:
         return []
     if not isinstance(content, list):
         raise CodecError(
             f"Cannot decode AMQP message: the {what} section must hold a list, "
-            f"not {_amqp_type_name(content)}"
+            f"not {amqp_type_name(content)}"
         )
     return content
 
@@ -1238,7 +1183,7 @@ def _as_map(content: Any, what: str) -> dict[Any, Any]:
     if not isinstance(content, dict):
         raise CodecError(
             f"Cannot decode AMQP message: the {what} section must hold a map, "
-            f"not {_amqp_type_name(content)}"
+            f"not {amqp_type_name(content)}"
         )
     return content
 
