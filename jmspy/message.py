@@ -442,8 +442,20 @@ def _as_bytes(jt: JavaType, v: Any) -> bytes | None:
 def _plain(jt: JavaType, v: Any) -> Any:
     """The value handed back by the *Object getters: plain Python types, copies of mutables."""
     if jt is _OBJECT:
-        return copy.deepcopy(v)
+        return _deep_copy(v)
     return v
+
+
+def _deep_copy(v: Any) -> Any:
+    # A received list or map nested a few hundred levels deep (a hostile or buggy sender)
+    # exhausts the recursion limit of deepcopy: a JMS exception, not a RecursionError.
+    try:
+        return copy.deepcopy(v)
+    except RecursionError:
+        raise MessageFormatException(
+            "the value is nested too deeply to be copied (a list or map inside a list or map "
+            "several hundred levels deep)"
+        ) from None
 
 
 _MISSING: TypedValue = (_STRING, None)
@@ -1793,7 +1805,7 @@ class ObjectMessage(Message):
 
     def getObject(self) -> Any:
         if self._has_typed:
-            return copy.deepcopy(self._typed)
+            return _deep_copy(self._typed)
         data = self._serialized
         if data is None:
             return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import random
+import struct
 import threading
 import time
 import uuid
@@ -201,6 +202,17 @@ def _section(code: int, value: Any) -> bytes:
 POOL = 300  # encoded sections of each kind; payloads combine them (encoding is the slow part)
 
 
+def _nested(depth: int, maps: bool, inner: bytes = b"\x40") -> bytes:
+    """``depth`` levels of list32 [x] (or map32 {"k": x}) around ``inner``."""
+    for _ in range(depth):
+        if maps:
+            body = b"\xa1\x01k" + inner
+            inner = b"\xd1" + struct.pack(">II", len(body) + 4, 2) + body
+        else:
+            inner = b"\xd0" + struct.pack(">II", len(inner) + 4, 1) + inner
+    return inner
+
+
 class Payloads:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
@@ -357,8 +369,24 @@ class Payloads:
         head = rng.choice([b"", b"\x00\x53\x77", b"\x00\x53\x73\xd0", b"\x00\xa3\x03abc"])
         return head + bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 64)))
 
+    def deeply_nested(self) -> bytes:
+        """A list/map chain hundreds of levels deep, written as raw bytes (proton's put_object
+        recurses in Python and cannot build it), in a body or an application property."""
+        rng = self.rng
+        inner = _nested(rng.randint(300, 1200), maps=rng.random() < 0.5)
+        where = rng.random()
+        if where < 0.4:
+            return b"\x00\x53\x77" + inner
+        if where < 0.7:
+            return b"\x00\x53\x76" + _nested(1, maps=False, inner=inner)
+        entry = b"\xa1\x01a" + inner
+        props = b"\xd1" + struct.pack(">II", len(entry) + 4, 2) + entry
+        return b"\x00\x53\x74" + props + _section(AMQP_VALUE, "x")
+
     def next(self) -> bytes:
         roll = self.rng.random()
+        if roll < 0.02:
+            return self.deeply_nested()
         if roll < 0.5:
             return self.valid_but_odd()
         if roll < 0.9:
@@ -512,3 +540,25 @@ def test_non_binary_user_id_is_ignored_not_expanded() -> None:
     assert message.getStringProperty("JMSXUserID") is None
     binary = _section(PROPERTIES, [None, b"alice"]) + _section(AMQP_VALUE, "body")
     assert decode_message(binary, None).getStringProperty("JMSXUserID") == "alice"
+
+
+@pytest.mark.parametrize("depth", [600, 900])
+@pytest.mark.parametrize("maps", [False, True])
+def test_deeply_nested_values_give_jms_exceptions(depth: int, maps: bool) -> None:
+    """getObject/getBody/getObjectProperty copied such values with deepcopy, which raised
+    RecursionError a few hundred levels down."""
+    from jmspy._amqp.codec import decode_message
+
+    for payload in (
+        b"\x00\x53\x77" + _nested(depth, maps),
+        b"\x00\x53\x74"
+        + _nested(1, maps=True, inner=_nested(depth, maps))
+        + _section(AMQP_VALUE, "x"),
+    ):
+        try:
+            message = decode_message(payload, None)
+        except JMSException:
+            continue  # refusing it at decode is fine too
+        problems: list[str] = []
+        read_everything(message, problems)
+        assert not problems, problems
