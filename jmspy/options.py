@@ -231,6 +231,7 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
     """Validate URL options and keyword overrides (dotted or snake_case names) together."""
     values: dict[str, Any] = {}
     for source in (query, overrides):
+        given: dict[str, str] = {}
         for key, value in source.items():
             name = _ALIASES.get(key, key if key in _FIELDS else None)
             if name is None:
@@ -238,6 +239,12 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
                     f"unknown connection option {key!r}; known options: "
                     + ", ".join(sorted(_ALIASES))
                 )
+            if name in given:
+                # Its dotted and its snake_case name in the same place: which one was meant?
+                raise IllegalArgumentException(
+                    f"connection option {key!r} is given twice (also as {given[name]!r})"
+                )
+            given[name] = key
             if value is not None:
                 values[name] = value
     try:

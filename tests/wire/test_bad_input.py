@@ -47,6 +47,18 @@ def test_duplicated_url_option_is_refused_naming_it() -> None:
         ConnectionFactory("amqp://localhost?jms.sendTimeout=1000&jms.sendTimeout=2000")
 
 
+def test_option_under_both_its_names_is_refused() -> None:
+    with pytest.raises(IllegalArgumentException, match="jms.sendTimeout.*twice.*send_timeout"):
+        ConnectionFactory("amqp://localhost?send_timeout=1000&jms.sendTimeout=2000")
+    with pytest.raises(IllegalArgumentException, match="given twice"):
+        ConnectionFactory("amqp://localhost", send_timeout=1000, **{"jms.sendTimeout": 2000})
+
+
+def test_keyword_option_still_overrides_the_url() -> None:
+    factory = ConnectionFactory("amqp://localhost?jms.sendTimeout=2000", send_timeout=1000)
+    assert factory.options.send_timeout == 1000
+
+
 @pytest.mark.parametrize(
     ("option", "value"),
     [
