@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
+from ._limits import check_receive_timeout
 from .connection import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
@@ -656,9 +657,7 @@ class MessageConsumer:
     def receive(self, timeout: int | None = None) -> Message | None:
         """Wait for a message; ``timeout`` in ms (None or 0: wait until one arrives or the
         consumer is closed)."""
-        if timeout is not None and timeout < 0:
-            raise JMSException(f"receive timeout must not be negative, got {timeout}")
-        return self._receive(None if not timeout else timeout / 1000.0, no_wait=False)
+        return self._receive(check_receive_timeout(timeout), no_wait=False)
 
     def receiveNoWait(self) -> Message | None:
         return self._receive(0.0, no_wait=True)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import rules
+from ._limits import check_receive_timeout
 from .connection import (
     ACKNOWLEDGE_MODES,
     AUTO_ACKNOWLEDGE,
@@ -556,8 +557,7 @@ class JMSConsumer:
 
     @runtime
     def receiveBody(self, c: type, timeout: int | None = None) -> Any:
-        timeout_s = None if not timeout else timeout / 1000.0
-        return self._consumer._receive_body(c, timeout_s, no_wait=False)
+        return self._consumer._receive_body(c, check_receive_timeout(timeout), no_wait=False)
 
     @runtime
     def receiveBodyNoWait(self, c: type) -> Any:

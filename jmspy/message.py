@@ -16,16 +16,16 @@ from __future__ import annotations
 import copy
 import decimal
 import enum
-import io
 import math
 import pickle
 import re
 import struct
 import unicodedata
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self, TypeVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
+from jmspy._limits import check_java_long
+from jmspy._pickle_policy import _DEFAULT_POLICY, DeserializationPolicy, _PolicyUnpickler
 from jmspy.destination import Destination
 from jmspy.errors import (
     IllegalArgumentException,
@@ -442,8 +442,20 @@ def _as_bytes(jt: JavaType, v: Any) -> bytes | None:
 def _plain(jt: JavaType, v: Any) -> Any:
     """The value handed back by the *Object getters: plain Python types, copies of mutables."""
     if jt is _OBJECT:
-        return copy.deepcopy(v)
+        return _deep_copy(v)
     return v
+
+
+def _deep_copy(v: Any) -> Any:
+    # A received list or map nested a few hundred levels deep (a hostile or buggy sender)
+    # exhausts the recursion limit of deepcopy: a JMS exception, not a RecursionError.
+    try:
+        return copy.deepcopy(v)
+    except RecursionError:
+        raise MessageFormatException(
+            "the value is nested too deeply to be copied (a list or map inside a list or map "
+            "several hundred levels deep)"
+        ) from None
 
 
 _MISSING: TypedValue = (_STRING, None)
@@ -539,77 +551,17 @@ JMS_AMQP_PREFIX = "JMS_AMQP_"
 _UINT_MAX = 2**32 - 1
 
 
+def _check_bytes_value(value: Any, what: str) -> None:
+    # A str or int here is a caller mistake that bytes()/extend() would turn into a raw
+    # TypeError (or, for an int, silently into that many zero bytes).
+    if not isinstance(value, bytes | bytearray | memoryview):
+        raise MessageFormatException(
+            f"{what} needs bytes, bytearray or memoryview, not {type(value).__name__}"
+        )
+
+
 def _message_format(exc: Exception, what: str) -> MessageFormatException:
     return MessageFormatException(f"Invalid value for {what}: {exc}", linked=exc)
-
-
-# ---------------------------------------------------------------------------------------------
-# Deserialization policy (ObjectMessage)
-# ---------------------------------------------------------------------------------------------
-
-
-def _matches(entries: Iterable[str], full_name: str) -> bool:
-    for entry in entries:
-        if entry == "*" or full_name == entry or full_name.startswith(entry + "."):
-            return True
-    return False
-
-
-@dataclass
-class DeserializationPolicy:
-    """Which classes ObjectMessage.getObject may load from a pickled body.
-
-    Entries are fully qualified class names (``"myapp.models.Order"``) or module/package names
-    (``"myapp.models"`` also allows ``"myapp.models.sub.Item"``); ``"*"`` allows everything. The
-    deny list is checked first. Plain containers and primitives (dict, list, tuple, set, str,
-    int, float, bytes, bool, None) are encoded without class references and always load.
-
-    Unlike Qpid JMS, whose default trusts every class, the default here allows no class at all:
-    unpickling runs code chosen by the sender.
-    """
-
-    allow_list: list[str] = field(default_factory=list)
-    deny_list: list[str] = field(default_factory=list)
-
-    @classmethod
-    def parse(cls, allow_list: str | None = None, deny_list: str | None = None) -> Self:
-        """From the comma separated URI option form (``jms.deserializationPolicy.allowList``)."""
-
-        def split(value: str | None) -> list[str]:
-            return [p.strip() for p in (value or "").split(",") if p.strip()]
-
-        return cls(allow_list=split(allow_list), deny_list=split(deny_list))
-
-    def is_allowed(self, full_name: str) -> bool:
-        if _matches(self.deny_list, full_name):
-            return False
-        return _matches(self.allow_list, full_name)
-
-
-_DEFAULT_POLICY = DeserializationPolicy()
-
-
-# The Java type wrappers are plain int/float/str subclasses with no behaviour on load; bodies
-# that use them to pin AMQP types (typed encoding) must not need an allow-list entry.
-_ALWAYS_ALLOWED = frozenset(
-    f"{__name__}.{n}" for n in ("JByte", "JShort", "JInt", "JLong", "JFloat", "JChar")
-)
-
-
-class _PolicyUnpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, policy: DeserializationPolicy) -> None:
-        super().__init__(io.BytesIO(data))
-        self._policy = policy
-
-    def find_class(self, module: str, name: str) -> Any:
-        full_name = f"{module}.{name}"
-        if full_name not in _ALWAYS_ALLOWED and not self._policy.is_allowed(full_name):
-            raise MessageFormatException(
-                f"ObjectMessage body refers to class {full_name}, which the deserialization "
-                f"policy does not allow; add it (or its package) to "
-                f"jms.deserializationPolicy.allowList to allow it"
-            )
-        return super().find_class(module, name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -695,7 +647,7 @@ class Message:
         return self._timestamp
 
     def setJMSTimestamp(self, value: int) -> None:
-        self._timestamp = int(value)
+        self._timestamp = check_java_long("JMSTimestamp", value)
 
     def getJMSCorrelationID(self) -> str | None:
         cid = self._correlation_id
@@ -720,6 +672,8 @@ class Message:
         return cid
 
     def setJMSCorrelationIDAsBytes(self, value: bytes | bytearray | None) -> None:
+        if value is not None:
+            _check_bytes_value(value, "setJMSCorrelationIDAsBytes")
         self._correlation_id = None if value is None else bytes(value)
 
     def getJMSReplyTo(self) -> Destination | None:
@@ -764,13 +718,13 @@ class Message:
         return self._expiration
 
     def setJMSExpiration(self, value: int) -> None:
-        self._expiration = int(value)
+        self._expiration = check_java_long("JMSExpiration", value)
 
     def getJMSDeliveryTime(self) -> int:
         return self._delivery_time
 
     def setJMSDeliveryTime(self, value: int) -> None:
-        self._delivery_time = int(value)
+        self._delivery_time = check_java_long("JMSDeliveryTime", value)
 
     def getJMSPriority(self) -> int:
         return self._priority
@@ -1439,6 +1393,7 @@ class BytesMessage(Message):
         self, value: bytes | bytearray | memoryview, offset: int = 0, length: int | None = None
     ) -> None:
         buf = self._check_writing()
+        _check_bytes_value(value, "BytesMessage.writeBytes")
         if offset == 0 and length is None:
             buf.extend(value)
             return
@@ -1590,6 +1545,7 @@ class MapMessage(Message):
         if value is None:
             self._put(name, (_BYTES, None))
             return
+        _check_bytes_value(value, "MapMessage.setBytes")
         end = len(value) if length is None else offset + length
         if offset < 0 or end > len(value) or end < offset:
             raise IndexError(f"offset {offset} / length {length} outside a value of {len(value)}")
@@ -1785,6 +1741,7 @@ class StreamMessage(Message):
     def writeBytes(
         self, value: bytes | bytearray | memoryview, offset: int = 0, length: int | None = None
     ) -> None:
+        _check_bytes_value(value, "StreamMessage.writeBytes")
         end = len(value) if length is None else offset + length
         if offset < 0 or end > len(value) or end < offset:
             raise IndexError(f"offset {offset} / length {length} outside a value of {len(value)}")
@@ -1848,7 +1805,7 @@ class ObjectMessage(Message):
 
     def getObject(self) -> Any:
         if self._has_typed:
-            return copy.deepcopy(self._typed)
+            return _deep_copy(self._typed)
         data = self._serialized
         if data is None:
             return None

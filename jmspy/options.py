@@ -17,6 +17,13 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from ._limits import (
+    JAVA_INT_MAX,
+    JAVA_LONG_MAX,
+    MAX_TIMEOUT_MS,
+    MIN_IDLE_TIMEOUT_MS,
+    UINT_MAX,
+)
 from .errors import IllegalArgumentException
 from .redelivery import RedeliveryPolicy
 
@@ -35,10 +42,10 @@ class ConnectionOptions(BaseModel):
     await_client_id: bool = Field(True, alias="jms.awaitClientID")
     client_id_prefix: str = Field("ID:", alias="jms.clientIDPrefix")
     connection_id_prefix: str = Field("ID:", alias="jms.connectionIDPrefix")
-    connect_timeout: int = Field(15000, alias="jms.connectTimeout", gt=0)
-    close_timeout: int = Field(15000, alias="jms.closeTimeout", gt=0)
-    send_timeout: int = Field(30000, alias="jms.sendTimeout", gt=0)
-    request_timeout: int = Field(30000, alias="jms.requestTimeout", gt=0)
+    connect_timeout: int = Field(15000, alias="jms.connectTimeout", gt=0, le=MAX_TIMEOUT_MS)
+    close_timeout: int = Field(15000, alias="jms.closeTimeout", gt=0, le=MAX_TIMEOUT_MS)
+    send_timeout: int = Field(30000, alias="jms.sendTimeout", gt=0, le=MAX_TIMEOUT_MS)
+    request_timeout: int = Field(30000, alias="jms.requestTimeout", gt=0, le=MAX_TIMEOUT_MS)
     force_async_send: bool = Field(False, alias="jms.forceAsyncSend")
     force_sync_send: bool = Field(False, alias="jms.forceSyncSend")
     local_message_expiry: bool = Field(True, alias="jms.localMessageExpiry")
@@ -47,7 +54,9 @@ class ConnectionOptions(BaseModel):
     populate_jmsx_user_id: bool = Field(False, alias="jms.populateJMSXUserID")
     receive_local_only: bool = Field(False, alias="jms.receiveLocalOnly")
     receive_no_wait_local_only: bool = Field(False, alias="jms.receiveNoWaitLocalOnly")
-    max_async_sends_in_flight: int = Field(2048, alias="jms.maxAsyncSendsInFlight", gt=0)
+    max_async_sends_in_flight: int = Field(
+        2048, alias="jms.maxAsyncSendsInFlight", gt=0, le=JAVA_INT_MAX
+    )
     prefetch_all: int | None = Field(None, alias="jms.prefetchPolicy.all", ge=0, le=32767)
     queue_prefetch: int = Field(1000, alias="jms.prefetchPolicy.queuePrefetch", ge=0, le=32767)
     topic_prefetch: int = Field(1000, alias="jms.prefetchPolicy.topicPrefetch", ge=0, le=32767)
@@ -61,18 +70,21 @@ class ConnectionOptions(BaseModel):
     deserialization_deny_list: str = Field("", alias="jms.deserializationPolicy.denyList")
 
     # --- amqp.* ---
-    idle_timeout: int = Field(60000, alias="amqp.idleTimeout", ge=0)
+    # 0 (off) or MIN_IDLE_TIMEOUT_MS..UINT_MAX (AMQP idle-time-out is a uint of ms).
+    idle_timeout: int = Field(60000, alias="amqp.idleTimeout", ge=0, le=UINT_MAX)
     vhost: str | None = Field(None, alias="amqp.vhost")
     sasl_mechanisms: str | None = Field(None, alias="amqp.saslMechanisms")
-    max_frame_size: int = Field(1048576, alias="amqp.maxFrameSize", ge=512)
-    drain_timeout: int = Field(60000, alias="amqp.drainTimeout", gt=0)
+    max_frame_size: int = Field(1048576, alias="amqp.maxFrameSize", ge=512, le=UINT_MAX)
+    drain_timeout: int = Field(60000, alias="amqp.drainTimeout", gt=0, le=MAX_TIMEOUT_MS)
     trace_frames: bool = Field(False, alias="amqp.traceFrames")
 
     # --- transport.* ---
     tcp_no_delay: bool = Field(True, alias="transport.tcpNoDelay")
     tcp_keep_alive: bool = Field(False, alias="transport.tcpKeepAlive")
-    send_buffer_size: int = Field(65536, alias="transport.sendBufferSize", gt=0)
-    receive_buffer_size: int = Field(65536, alias="transport.receiveBufferSize", gt=0)
+    send_buffer_size: int = Field(65536, alias="transport.sendBufferSize", gt=0, le=JAVA_INT_MAX)
+    receive_buffer_size: int = Field(
+        65536, alias="transport.receiveBufferSize", gt=0, le=JAVA_INT_MAX
+    )
     trust_store_location: str | None = Field(None, alias="transport.trustStoreLocation")
     key_store_location: str | None = Field(None, alias="transport.keyStoreLocation")
     key_store_password: SecretStr | None = Field(None, alias="transport.keyStorePassword")
@@ -90,7 +102,9 @@ class ConnectionOptions(BaseModel):
     # of close and rollback only. A stalled broker cannot hold a receive call longer.
     receive_drain_timeout: int = Field(1000, alias="jmspy.receiveDrainTimeout", gt=0)
     adapter: str | None = Field(None, alias="jmspy.adapter")
-    max_delivery_delay: int | None = Field(None, alias="jmspy.maxDeliveryDelay", ge=0)
+    max_delivery_delay: int | None = Field(
+        None, alias="jmspy.maxDeliveryDelay", ge=0, le=JAVA_LONG_MAX
+    )
     # Stamp the broker's duplicate-detection id (Artemis: _AMQ_DUPL_ID) on every send so a send
     # resent after a reconnect is dropped by the broker. None: on for failover connections to
     # a broker whose adapter names the property.
@@ -98,7 +112,9 @@ class ConnectionOptions(BaseModel):
 
     # Redelivery policy (jmspy.redelivery.RedeliveryPolicy): Qpid JMS's maxRedeliveries, and
     # jmspy's names for the settings of the seed it implements.
-    max_redeliveries: int | None = Field(None, alias="jms.redeliveryPolicy.maxRedeliveries", ge=-1)
+    max_redeliveries: int | None = Field(
+        None, alias="jms.redeliveryPolicy.maxRedeliveries", ge=-1, le=JAVA_INT_MAX
+    )
     redelivery_delay: int | None = Field(None, alias="jmspy.redeliveryPolicy.redeliveryDelay")
     redelivery_delay_multiplier: float | None = Field(
         None, alias="jmspy.redeliveryPolicy.redeliveryDelayMultiplier"
@@ -138,6 +154,14 @@ class ConnectionOptions(BaseModel):
 
             if value not in PROFILES:
                 raise ValueError(f"unknown adapter; known: {', '.join(sorted(PROFILES))}")
+        return value
+
+    @field_validator("idle_timeout")
+    @classmethod
+    def _idle_timeout_off_or_sane(cls, value: int) -> int:
+        # proton heartbeats at half the peer's timeout; a few ms kills the connection at once.
+        if 0 < value < MIN_IDLE_TIMEOUT_MS:
+            raise ValueError(f"must be 0 (off) or at least {MIN_IDLE_TIMEOUT_MS} ms")
         return value
 
     @field_validator("client_id")
@@ -186,7 +210,16 @@ class Endpoint(BaseModel):
 
 def parse_url(url: str) -> tuple[Endpoint, dict[str, str]]:
     """Split a connection URL into its endpoint and raw query options."""
-    parts = urlsplit(url)
+    if not isinstance(url, str):
+        raise IllegalArgumentException(
+            f"the connection URL must be a str such as amqp://host:port, got {url!r}"
+        )
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # e.g. "amqp://[::1" (unclosed IPv6 bracket)
+        raise IllegalArgumentException(
+            f"invalid connection URL {_without_query(url)!r}: {exc}"
+        ) from None
     if parts.scheme not in DEFAULT_PORTS:
         raise IllegalArgumentException(
             f"unsupported URL scheme {parts.scheme!r} in {_without_query(url)!r}: "
@@ -203,7 +236,7 @@ def parse_url(url: str) -> tuple[Endpoint, dict[str, str]]:
         port = parts.port or DEFAULT_PORTS[parts.scheme]
     except ValueError as exc:
         raise IllegalArgumentException(f"invalid port in connection URL: {exc}") from None
-    query = dict(parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False))
+    query = _query_options(parts.query)
     return Endpoint(scheme=parts.scheme, host=host, port=port), query
 
 
@@ -211,6 +244,7 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
     """Validate URL options and keyword overrides (dotted or snake_case names) together."""
     values: dict[str, Any] = {}
     for source in (query, overrides):
+        given: dict[str, str] = {}
         for key, value in source.items():
             name = _ALIASES.get(key, key if key in _FIELDS else None)
             if name is None:
@@ -218,6 +252,12 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
                     f"unknown connection option {key!r}; known options: "
                     + ", ".join(sorted(_ALIASES))
                 )
+            if name in given:
+                # Its dotted and its snake_case name in the same place: which one was meant?
+                raise IllegalArgumentException(
+                    f"connection option {key!r} is given twice (also as {given[name]!r})"
+                )
+            given[name] = key
             if value is not None:
                 values[name] = value
     try:
@@ -232,6 +272,20 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
             shown = "***" if "password" in field else repr(err.get("input"))
             problems.append(f"{alias}={shown}: {err['msg']}")
         raise IllegalArgumentException("invalid connection option " + "; ".join(problems)) from None
+
+
+def _query_options(query: str) -> dict[str, str]:
+    """The URL query as a dict; an option given twice is an error (which one wins is not
+    obvious, and a silently ignored value hides a mistake)."""
+    options: dict[str, str] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=False):
+        if key in options:
+            raise IllegalArgumentException(
+                f"connection option {key!r} is given more than once in the URL "
+                f"({options[key]!r} and {value!r})"
+            )
+        options[key] = value
+    return options
 
 
 def _without_query(url: str) -> str:

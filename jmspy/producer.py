@@ -12,6 +12,7 @@ from . import rules
 from ._amqp.codec import encode_message, node_address
 from ._amqp.engine import Completion
 from ._amqp.provider import ANONYMOUS_RELAY, DELAYED_DELIVERY, AmqpSender, LinkSpec
+from ._limits import check_milliseconds, saturating_add
 from .connection import SESSION_TRANSACTED
 from .destination import Destination
 from .errors import (
@@ -47,11 +48,9 @@ def validate_priority(priority: Any) -> int:
 
 
 def validate_milliseconds(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise JMSException(f"{name} must be an integer number of milliseconds, got {value!r}")
-    if value < 0:
-        raise JMSException(f"{name} must not be negative, got {value}")
-    return value
+    # A JMS long: anything larger cannot be added to a timestamp for JMSExpiration or
+    # JMSDeliveryTime (it used to fail at send with "int too big to convert").
+    return check_milliseconds(name, value)
 
 
 def _naming_destination(exc: JMSException, destination: Destination) -> JMSException:
@@ -264,6 +263,11 @@ class MessageProducer:
                 raise InvalidDestinationException("Destination must not be null")
             if not isinstance(destination, Destination):
                 raise InvalidDestinationException(f"invalid destination {destination!r}")
+            if len(rest) not in (0, 3):
+                raise JMSException(
+                    "send(destination, message, ...) takes deliveryMode, priority and "
+                    f"timeToLive together, got {len(rest)} of them"
+                )
         elif len(args) in (1, 4):
             message, *rest = args
             if self._destination is None:
@@ -326,8 +330,8 @@ class MessageProducer:
         message.setJMSPriority(priority)
         message.setJMSRedelivered(False)
         message.setJMSTimestamp(0 if self._disable_timestamp else timestamp)
-        message.setJMSExpiration(timestamp + ttl if ttl > 0 else 0)
-        message.setJMSDeliveryTime(timestamp + delay)
+        message.setJMSExpiration(saturating_add(timestamp, ttl) if ttl > 0 else 0)
+        message.setJMSDeliveryTime(saturating_add(timestamp, delay))
         message.setJMSMessageID(
             None if self._disable_message_id else self._id_prefix + str(next(self._message_seq))
         )

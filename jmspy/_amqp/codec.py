@@ -20,6 +20,7 @@ included). Three pieces are cached or framed by hand because they are on the pat
 from __future__ import annotations
 
 import codecs
+import logging
 import threading
 import time
 import uuid
@@ -28,6 +29,7 @@ from typing import Any, cast
 
 from proton import (
     Data,
+    DataException,
     Described,
     byte,
     char,
@@ -43,6 +45,7 @@ from proton import (
 )
 
 from jmspy._amqp.amqp_reader import AmqpDecodeError, read_sections
+from jmspy._amqp.decode_report import amqp_type_name, undecodable_section
 from jmspy._amqp.ids import (
     IdConversionError,
     to_correlation_id_string,
@@ -104,6 +107,8 @@ class CodecError(Exception):
     not hand it to the application, as Qpid JMS does.
     """
 
+
+log = logging.getLogger("jmspy.codec")
 
 # Section descriptors (AMQP 1.0 part 3, 3.2).
 HEADER = 0x70
@@ -916,12 +921,12 @@ def _decode(
             header = header + _NULL_FIELDS[len(header) : 5]
         durable = header[0]
         priority = header[1]
-        ttl = header[2] or 0
-        delivery_count = header[4] or 0
+        ttl = _integer(header[2] or 0, "header.ttl")
+        delivery_count = _integer(header[4] or 0, "header.delivery-count")
         if not durable:
             msg._delivery_mode = DeliveryMode.NON_PERSISTENT
         if priority is not None:
-            msg._priority = min(int(priority), 9)
+            msg._priority = min(_integer(priority, "header.priority"), 9)
     else:
         msg._delivery_mode = DeliveryMode.NON_PERSISTENT  # AMQP default durable=false
     msg._redelivered = delivery_count > 0
@@ -929,10 +934,14 @@ def _decode(
 
     # -- properties
     if properties:
-        msg._message_id = to_message_id_string(fields[0])
+        msg._message_id = _id_field(to_message_id_string, fields[0], "properties.message-id")
         user_id = fields[1]
-        if user_id:
-            msg._user_id = bytes(user_id).decode("utf-8", "replace")
+        if isinstance(user_id, bytes | str) and user_id:
+            # bytes(n) of a non-binary user-id (a uint from a misbehaving peer) would allocate
+            # n zero bytes, up to 4 GB; anything but binary or a string is ignored.
+            msg._user_id = (
+                user_id if isinstance(user_id, str) else user_id.decode("utf-8", "replace")
+            )
         subject = fields[3]
         if subject is not None:
             msg._type = str(subject)
@@ -940,19 +949,21 @@ def _decode(
         if isinstance(correlation_id, bytes):
             msg._correlation_id = correlation_id
         elif correlation_id is not None:
-            msg._correlation_id = to_correlation_id_string(correlation_id)
+            msg._correlation_id = _id_field(
+                to_correlation_id_string, correlation_id, "properties.correlation-id"
+            )
         expiry = fields[8]
         if expiry is not None:
-            msg._expiration = int(expiry)
+            msg._expiration = _integer(expiry, "properties.absolute-expiry-time")
         creation = fields[9]
         if creation is not None:
-            msg._timestamp = int(creation)
+            msg._timestamp = _integer(creation, "properties.creation-time")
         group_id = fields[10]
         if group_id is not None:
             msg._group_id = str(group_id)
         group_seq = fields[11]
         if group_seq is not None:
-            seq = int(group_seq) & _UINT_MAX
+            seq = _integer(group_seq, "properties.group-sequence") & _UINT_MAX
             msg._group_seq = seq - 2**32 if seq > _INT_MAX else seq
         reply_to_group = fields[12]
         if reply_to_group is not None:
@@ -981,15 +992,20 @@ def _decode(
     )
 
     delivery_time = annotations.get(JMS_DELIVERY_TIME)
-    if delivery_time is None:
-        msg._delivery_time = msg._timestamp
-    elif isinstance(delivery_time, int | float) and not isinstance(delivery_time, bool):
+    if isinstance(delivery_time, int | float) and not isinstance(delivery_time, bool):
         msg._delivery_time = int(delivery_time)
     else:
-        raise CodecError(
-            f"Invalid x-opt-delivery-time annotation of type {type(delivery_time).__name__}: "
-            "a number or timestamp is required"
-        )
+        if delivery_time is not None:
+            # As Qpid JMS treats an annotation it cannot use: the message is still delivered
+            # (it used to be dropped); only JMSDeliveryTime falls back to the timestamp.
+            log.warning(
+                "ignoring x-opt-delivery-time annotation of type %s (%.80r) on message %s: a "
+                "timestamp or long is required; JMSDeliveryTime is the JMSTimestamp instead",
+                type(delivery_time).__name__,
+                delivery_time,
+                msg._message_id,
+            )
+        msg._delivery_time = msg._timestamp
 
     # -- application properties
     if app_properties:
@@ -1041,13 +1057,18 @@ def _decoded(payload: bytes | bytearray | memoryview) -> Data:
     pos = 0
     # Each decode() call appends one top-level value, so all sections land in one Data and are
     # then walked once.
+    index = 0
     while pos < total:
         # Data.decode is typed for bytes but takes any buffer; a memoryview slice avoids
         # copying the rest of the payload for every section.
-        consumed = d.decode(cast(bytes, view[pos:]))
+        try:
+            consumed = d.decode(cast(bytes, view[pos:]))
+        except DataException as exc:
+            raise CodecError(undecodable_section(view, index, pos, exc)) from exc
         if consumed <= 0:
             raise CodecError(f"Cannot decode AMQP message: no progress at byte {pos}")
         pos += consumed
+        index += 1
     d.rewind()
     return d
 
@@ -1173,11 +1194,31 @@ def _read_next(d: Data) -> Any:
 _NULL_FIELDS: list[Any] = [None] * 13
 
 
+def _integer(value: Any, field: str) -> int:
+    """A numeric header/properties field; another type names the field in the drop reason
+    (it used to be a bare ``TypeError: int() argument must be ...``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
+    raise CodecError(
+        f"Cannot decode AMQP message: {field} holds {amqp_type_name(value)}, not a number"
+    )
+
+
+def _id_field(convert: Callable[[Any], str | None], value: Any, field: str) -> str | None:
+    try:
+        return convert(value)
+    except IdConversionError as exc:
+        raise CodecError(f"Cannot decode AMQP message: {field}: {exc}") from exc
+
+
 def _as_list(content: Any, what: str) -> list[Any]:
     if content is None:
         return []
     if not isinstance(content, list):
-        raise CodecError(f"Cannot decode AMQP message: the {what} section must hold a list")
+        raise CodecError(
+            f"Cannot decode AMQP message: the {what} section must hold a list, "
+            f"not {amqp_type_name(content)}"
+        )
     return content
 
 
@@ -1185,7 +1226,10 @@ def _as_map(content: Any, what: str) -> dict[Any, Any]:
     if content is None:
         return {}
     if not isinstance(content, dict):
-        raise CodecError(f"Cannot decode AMQP message: the {what} section must hold a map")
+        raise CodecError(
+            f"Cannot decode AMQP message: the {what} section must hold a map, "
+            f"not {amqp_type_name(content)}"
+        )
     return content
 
 

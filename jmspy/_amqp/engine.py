@@ -37,6 +37,7 @@ from proton import Collector, Connection, Delivery, Event, Transport
 
 from ..errors import JMSException
 from .attach_amender import AttachAmender
+from .redact import redact_frame
 from .sasl import SaslClient
 from .tls import TlsLayer
 
@@ -599,7 +600,8 @@ class Engine:
 
     def enable_frame_trace(self) -> None:
         def tracer(_transport: Transport, message: str) -> None:
-            frame_log.debug("%s:%s %s", self.host, self.port, message)
+            # SASL frames carry the password: redact before any handler sees the line.
+            frame_log.debug("%s:%s %s", self.host, self.port, redact_frame(message))
 
         self.transport.tracer = tracer
         self.transport.trace(Transport.TRACE_FRM)

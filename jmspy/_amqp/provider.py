@@ -36,6 +36,7 @@ from proton import (
 from proton._data import Array
 
 from .. import __version__
+from .._limits import MIN_REMOTE_IDLE_TIMEOUT_MS
 from ..errors import (
     IllegalStateException,
     InvalidClientIDException,
@@ -653,6 +654,13 @@ class AmqpConnection:
             self._fail(JMSException(f"connection to {self.endpoint.display()} was closed"))
             return
 
+    def _io_failure_text(self, detail: object) -> str:
+        # A socket error before the open completed means the connect failed; after it, an
+        # established connection was lost (a reset mid-stream is not a failure to connect).
+        if self._open_completion.done() and self._open_completion.error is None:
+            return f"connection to {self.endpoint.display()} was lost: {detail}"
+        return f"could not connect to {self.endpoint.display()}: {detail}"
+
     def _transport_error(self, cond: Condition | None) -> JMSException:
         if cond is not None and str(cond.name) in (
             "amqp:unauthorized-access",
@@ -660,10 +668,7 @@ class AmqpConnection:
             "proton:io",
         ):
             if str(cond.name) == "proton:io":
-                return JMSException(
-                    f"could not connect to {self.endpoint.display()}: {cond.description}",
-                    str(cond.name),
-                )
+                return JMSException(self._io_failure_text(cond.description), str(cond.name))
             return JMSSecurityException(
                 f"authentication failed for {self.endpoint.display()}: {cond.description}",
                 str(cond.name),
@@ -678,6 +683,8 @@ class AmqpConnection:
         self.remote_container_id = conn.remote_container
         transport = conn.transport
         self.remote_max_frame_size = int(transport.remote_max_frame_size or 0) if transport else 0
+        if self._refuse_tiny_remote_idle_timeout():
+            return
         if CONNECTION_ESTABLISHMENT_FAILED in self.remote_properties:
             # The peer will close right away with the reason (e.g. a wrong password on Artemis).
             return
@@ -691,6 +698,21 @@ class AmqpConnection:
         # Succeed after the events already received: a peer refusing the connection may send
         # its open and a close with the reason together, and that close must fail the open.
         self.engine.schedule(0.0, lambda: self._open_completion.succeed(None))
+
+    def _refuse_tiny_remote_idle_timeout(self) -> bool:
+        remote_ms = int(self.engine.transport.remote_idle_timeout * 1000)
+        if not 0 < remote_ms < MIN_REMOTE_IDLE_TIMEOUT_MS:
+            return False
+        error = JMSException(
+            f"{self.endpoint.display()} asks for an idle-time-out of {remote_ms} ms (a heartbeat "
+            f"every {remote_ms / 2:g} ms); the minimum is {MIN_REMOTE_IDLE_TIMEOUT_MS} ms, so the "
+            "connection is refused"
+        )
+        self._proton.condition = Condition("amqp:not-allowed", error.reason)
+        self._proton.close()
+        self._fail(error)
+        self.engine.stop()
+        return True
 
     def _on_remote_close(self) -> None:
         conn = self._proton
@@ -766,9 +788,7 @@ class AmqpConnection:
                 f"connection to {self.endpoint.display()}: {error}", linked=error
             )
         elif isinstance(error, OSError):
-            jms_error = JMSException(
-                f"could not connect to {self.endpoint.display()}: {error}", linked=error
-            )
+            jms_error = JMSException(self._io_failure_text(error), linked=error)
         else:
             jms_error = JMSException(
                 f"connection to {self.endpoint.display()} ended: {error}", linked=error

@@ -29,6 +29,7 @@ from proton import Data, Described
 from ..errors import JMSException, JMSSecurityException
 
 log = logging.getLogger("jmspy.sasl")
+_frame_log = logging.getLogger("jmspy.frames")
 
 SASL_HEADER = b"AMQP\x03\x01\x00\x00"
 AMQP_HEADER = b"AMQP\x00\x01\x00\x00"
@@ -74,7 +75,9 @@ class SaslClient:
         hostname: str | None,
         has_client_certificate: bool,
         where: str,
+        trace: bool = False,
     ) -> None:
+        self._trace = trace
         self._username = username
         self._password = password
         self._allowed = allowed
@@ -131,7 +134,23 @@ class SaslClient:
 
     # ---- frames -----------------------------------------------------------------------
 
+    def _trace_frame(self, direction: str, text: str) -> None:
+        """amqp.traceFrames: the SASL frames in the frame log, payloads never shown (they
+        carry the credentials)."""
+        if self._trace:
+            _frame_log.debug("%s %s %s", self._where, direction, text)
+
     def _on_frame(self, code: int, fields: list[Any]) -> bytes:
+        if self._trace:
+            names = {_MECHANISMS: "sasl-mechanisms", _CHALLENGE: "sasl-challenge"}
+            names[_OUTCOME] = "sasl-outcome"
+            if code == _MECHANISMS:
+                shown = f"[sasl-server-mechanisms={list(_symbols(fields[0] if fields else None))}]"
+            elif code == _OUTCOME:
+                shown = f"[code={fields[0] if fields else None}]"
+            else:
+                shown = "[challenge=<redacted>]"
+            self._trace_frame("<-", f"@{names.get(code, hex(code))}({code}) {shown}")
         if code == _MECHANISMS:
             self.offered = _symbols(fields[0] if fields else None)
             self.mechanism = self._choose()
@@ -142,11 +161,17 @@ class SaslClient:
                 " ".join(self.offered),
                 self.mechanism,
             )
+            self._trace_frame(
+                "->",
+                f"@sasl-init({_INIT}) [mechanism=:{self.mechanism}, initial-response="
+                f"<{len(initial or b'')} bytes redacted>, hostname={self._hostname!r}]",
+            )
             return _encode(_INIT, [_Sym(self.mechanism), initial, self._hostname])
         if code == _CHALLENGE:
             challenge = _bytes(fields[0] if fields else b"")
             assert self._step is not None
             response = self._step(challenge)
+            self._trace_frame("->", f"@sasl-response({_RESPONSE}) [response=<redacted>]")
             return _encode(_RESPONSE, [response if response is not None else b""])
         if code == _OUTCOME:
             outcome = int(fields[0]) if fields else 2
@@ -389,4 +414,5 @@ def client_for(options: Any, endpoint: Any) -> SaslClient:
         hostname=options.vhost or endpoint.host,
         has_client_certificate=has_cert,
         where=endpoint.display(),
+        trace=bool(getattr(options, "trace_frames", False)),
     )
