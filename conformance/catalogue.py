@@ -36,9 +36,10 @@ FAMILIES: dict[str, str] = {
     "BL": "Batch message listener",
     "JMS": "JMS 2.0 client rules",
     "WM": "JMS <-> AMQP wire mapping",
+    "FO": "Failover: reconnecting across a broker crash",
 }
 
-_ID = re.compile(r"^(DD|RD|BL|JMS|WM)-[1-9][0-9]*$")
+_ID = re.compile(r"^(DD|RD|BL|JMS|WM|FO)-[1-9][0-9]*$")
 
 
 class CatalogueError(RuntimeError):

@@ -22,15 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
-import socket
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from jmspy.conformance.brokers import BrokerProvisioningError
-from jmspy.conformance.brokers.base import free_port
+from jmspy.conformance.brokers.base import port_below_ephemeral_range
 from jmspy.conformance.faultproxy import FaultProxy
 
 #: Artemis takes 5-20 s to start on a busy 2-core machine; a restart as much again.
@@ -44,30 +41,6 @@ def _local_only(request: pytest.FixtureRequest) -> None:
         "JMSPY_BROKER_URL"
     ):
         pytest.skip("local Artemis provisioning is not exercised with --broker=container")
-
-
-def port_below_ephemeral_range() -> int:
-    """A free local port below the kernel's range for outgoing connections.
-
-    While a killed broker is down, clients reconnect to its port in a loop, each attempt
-    from a source port of the ephemeral range; one that equals the broker's port connects
-    to itself (TCP simultaneous open) and holds the port, so the restart cannot bind it.
-    free_port() picks from that very range, hence this choice for brokers that get killed.
-    """
-    low = 32768
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    if low - 10000 < 1024:
-        return free_port()
-    for _ in range(100):
-        port = random.randrange(low - 10000, low)
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        return port
-    return free_port()
 
 
 def _start_killable(stack: contextlib.ExitStack, local_artemis: Any) -> Any:
