@@ -7,7 +7,9 @@ tests get brokers of their own, made like it (``local_artemis`` in tests/conftes
   of the whole process group, data kept) and ``restart()`` (same directory, same port);
 * ``second_artemis``: another one, for failover from one broker to the other;
 * ``fault_proxy``: a :class:`~jmspy.conformance.faultproxy.FaultProxy` in front of
-  ``failover_artemis`` for this test only (freeze, cut, refuse, retarget).
+  ``failover_artemis`` for this test only (freeze, cut, refuse, retarget);
+* ``failover_rabbitmq``: a private RabbitMQ 3.x node (the installed ``rabbitmq-server``) for
+  this module, killable and restartable the same way.
 
 Whatever a test did to them, every test starts with its brokers running (a killed broker
 is restarted by ``_brokers_running`` before the next test). Tests crash them with
@@ -21,6 +23,7 @@ Everything under tests/failover is marked ``broker`` (see BROKER_TESTS_DIRS).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -33,7 +36,7 @@ from jmspy.conformance.faultproxy import FaultProxy
 #: Artemis takes 5-20 s to start on a busy 2-core machine; a restart as much again.
 RESTART_TIMEOUT = 120.0
 
-_KILLABLE = ("failover_artemis", "second_artemis")
+_KILLABLE = ("failover_artemis", "second_artemis", "failover_rabbitmq")
 
 
 def _local_only(request: pytest.FixtureRequest) -> None:
@@ -71,6 +74,40 @@ def second_artemis(request: pytest.FixtureRequest, local_artemis: Any) -> Iterat
     _local_only(request)
     with contextlib.ExitStack() as stack:
         yield _start_killable(stack, local_artemis)
+
+
+@dataclasses.dataclass(frozen=True)
+class KillableNode:
+    """What a test needs of a killable RabbitMQ node (the shape of BrokerInfo)."""
+
+    url: str
+    username: str
+    password: str
+    broker: Any
+
+
+@pytest.fixture(scope="module")
+def failover_rabbitmq() -> Iterator[KillableNode]:
+    """A private RabbitMQ node (RabbitMQBroker) on a port below the ephemeral range that
+    tests may kill and restart; never the session's ``rabbitmq`` node, stopped after the
+    module."""
+    from jmspy.conformance.brokers import RabbitMQBroker
+
+    for attempt in range(3):
+        node = RabbitMQBroker(port=port_below_ephemeral_range())
+        try:
+            node.start(timeout=RESTART_TIMEOUT)
+            break
+        except BrokerProvisioningError as exc:
+            node.stop()
+            text = str(exc)
+            taken = "port-taken" in text or "already in use" in text
+            if attempt == 2 or not taken:
+                raise
+    try:
+        yield KillableNode(node.url, node.username, node.password, node)
+    finally:
+        node.stop()
 
 
 @pytest.fixture(autouse=True)
