@@ -1042,7 +1042,8 @@ _MORE_RULES = _rules(
     ),
 )
 
-QPID_FAILOVER = "Qpid JMS failover (FailoverProvider; reference failover-tls-sasl.md 1)"
+# Completed by the subsection of that reference, e.g. f"{QPID_FAILOVER}(b))".
+QPID_FAILOVER = "Qpid JMS failover, FailoverProvider (failover-tls-sasl.md 1"
 README_FAILOVER = "README: Failover"
 
 # The FO family: what a failover: connection promises across a broker crash and restart.
@@ -1055,7 +1056,7 @@ _FAILOVER_RULES = _rules(
         "flight at the crash is resent after the reconnect. Where the broker detects "
         "duplicates (Artemis, _AMQ_DUPL_ID) none is stored twice; elsewhere a resent message "
         "may be stored twice (at-least-once).",
-        source=f"{QPID_FAILOVER} (b); {README_FAILOVER} (Sends)",
+        source=f"{QPID_FAILOVER}(b)); {README_FAILOVER} (Sends)",
         level="broker",
         capabilities=("broker-restart",),
     ),
@@ -1065,7 +1066,7 @@ _FAILOVER_RULES = _rules(
         text="A consumer on a failover connection keeps receiving after the broker is back, "
         "with no new consumer: the messages it had not yet received before the crash and those "
         "sent after the restart all arrive; none is lost.",
-        source=f"{QPID_FAILOVER} (c); {README_FAILOVER} (Consumers)",
+        source=f"{QPID_FAILOVER}(c)); {README_FAILOVER} (Consumers)",
         level="broker",
         capabilities=("broker-restart",),
     ),
@@ -1075,7 +1076,7 @@ _FAILOVER_RULES = _rules(
         text="A message handed to the application before the connection dropped and not "
         "acknowledged arrives again after the reconnect with JMSRedelivered=true (the client "
         "remembers what it handed out, since the broker may not raise the delivery count).",
-        source=f"{QPID_FAILOVER} (c); {README_FAILOVER} (Consumers, Acknowledgements)",
+        source=f"{QPID_FAILOVER}(c)); {README_FAILOVER} (Consumers, Acknowledgements)",
         level="client",
         capabilities=("broker-restart",),
     ),
@@ -1086,7 +1087,7 @@ _FAILOVER_RULES = _rules(
         "TransactionRolledBackException; nothing of it was committed: its sends are not on the "
         "broker and the messages it consumed come back with JMSRedelivered=true. The session "
         "goes on with a new transaction.",
-        source=f"{QPID_FAILOVER} (d); {README_FAILOVER} (Transactions)",
+        source=f"{QPID_FAILOVER}(d)); {README_FAILOVER} (Transactions)",
         level="client",
         capabilities=("broker-restart", "amqp:local-transactions"),
     ),
@@ -1097,7 +1098,7 @@ _FAILOVER_RULES = _rules(
         "connection raises TransactionInDoubtException, which is not a "
         "TransactionRolledBackException (the broker may have committed; Qpid JMS reports this "
         "case as a rollback). The session goes on after the reconnect.",
-        source=f"{README_FAILOVER} (Transactions); {QPID_FAILOVER} (d)",
+        source=f"{README_FAILOVER} (Transactions); {QPID_FAILOVER}(d))",
         level="client",
         capabilities=("fault-proxy", "amqp:local-transactions"),
     ),
@@ -1107,7 +1108,7 @@ _FAILOVER_RULES = _rules(
         text="A durable subscriber on a failover connection with a client id keeps its "
         "subscription across a broker crash and restart: the messages published before the "
         "crash that it had not received and those published after the restart all arrive.",
-        source=f"{QPID_FAILOVER} (e); {README_FAILOVER} (Consumers)",
+        source=f"{QPID_FAILOVER}(e)); {README_FAILOVER} (Consumers)",
         level="broker",
         capabilities=("broker-restart", "durable-subscriptions"),
     ),
