@@ -37,9 +37,10 @@ FAMILIES: dict[str, str] = {
     "JMS": "JMS 2.0 client rules",
     "WM": "JMS <-> AMQP wire mapping",
     "SEC": "Transport security and client safeguards",
+    "FO": "Failover: reconnecting across a broker crash",
 }
 
-_ID = re.compile(r"^(DD|RD|BL|JMS|WM|SEC)-[1-9][0-9]*$")
+_ID = re.compile(r"^(DD|RD|BL|JMS|WM|SEC|FO)-[1-9][0-9]*$")
 
 
 class CatalogueError(RuntimeError):

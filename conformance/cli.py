@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 @contextlib.contextmanager
 def _provisioned(spec: str, args: argparse.Namespace) -> Iterator[Target | str]:
     """Yield a Target for ``spec``, or a one-line reason why it is unavailable; stop it after."""
-    from jmspy.conformance.brokers import BrokerProvisioningError, provision
+    from jmspy.conformance.brokers import BrokerProvisioningError
 
     kind = spec.strip()
     lowered = kind.lower()
@@ -99,7 +99,7 @@ def _provisioned(spec: str, args: argparse.Namespace) -> Iterator[Target | str]:
     try:
         if lowered == "artemis":
             _say("starting a local Apache Artemis ...")
-            broker = provision("artemis", broker_properties=ARTEMIS_TEST_ADDRESS_SETTINGS)
+            broker = _provision_killable("artemis", broker_properties=ARTEMIS_TEST_ADDRESS_SETTINGS)
             yield Target(
                 label=f"artemis {broker.version}",
                 kind="artemis",
@@ -110,10 +110,11 @@ def _provisioned(spec: str, args: argparse.Namespace) -> Iterator[Target | str]:
                 version=broker.version,
                 source="provisioned",
                 address_settings=True,
+                broker=broker,
             )
         elif lowered == "rabbitmq":
             _say("starting a local RabbitMQ node ...")
-            broker = provision("rabbitmq")
+            broker = _provision_killable("rabbitmq")
             yield Target(
                 label=f"rabbitmq {broker.version}",
                 kind="rabbitmq",
@@ -123,6 +124,7 @@ def _provisioned(spec: str, args: argparse.Namespace) -> Iterator[Target | str]:
                 adapter=args.adapter,
                 version=broker.version,
                 source="provisioned",
+                broker=broker,
             )
         elif lowered == "container" or lowered.startswith("container:"):
             from jmspy.conformance.brokers.container import (
@@ -146,6 +148,7 @@ def _provisioned(spec: str, args: argparse.Namespace) -> Iterator[Target | str]:
                 adapter=args.adapter,
                 version=broker.version,
                 source="container",
+                broker=broker,
             )
         else:
             yield f"{kind}: unknown broker (use artemis, rabbitmq or container[:IMAGE])"
@@ -155,6 +158,25 @@ def _provisioned(spec: str, args: argparse.Namespace) -> Iterator[Target | str]:
         if broker is not None:
             with contextlib.suppress(Exception):
                 broker.stop()
+
+
+def _provision_killable(kind: str, **options: Any) -> Any:
+    """Provision on a port below the ephemeral range, so the FO checks can crash and restart
+    the broker without a reconnecting client taking its port (see
+    port_below_ephemeral_range); a fixed port gets one launch attempt, so pick again when
+    it was taken meanwhile."""
+    from jmspy.conformance.brokers import BrokerProvisioningError, provision
+    from jmspy.conformance.brokers.base import port_below_ephemeral_range
+
+    for attempt in range(3):
+        try:
+            return provision(kind, port=port_below_ephemeral_range(), **options)
+        except BrokerProvisioningError as exc:
+            text = str(exc)
+            taken = "port-taken" in text or "already in use" in text or "BindException" in text
+            if attempt == 2 or not taken:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _say(message: str) -> None:

@@ -15,9 +15,10 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from jmspy.adapters import PROFILES, BrokerProfile, detect_profile
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 import jmspy
 
@@ -44,6 +45,11 @@ CAPABILITIES: dict[str, str] = {
     "client id",
     "refused-destination": "the broker refuses sends to a missing address under jmspy.noauto. "
     "(Artemis started with the suite's address settings; probed)",
+    "broker-restart": "the suite started the broker itself and can crash it (kill -9) and restart "
+    "it on the same data and port",
+    "fault-proxy": "the broker listens on a loopback address, so the suite can put its fault "
+    "proxy between client and broker",
+    "durable-subscriptions": "the broker keeps durable topic subscriptions (adapter)",
 }
 
 T = TypeVar("T")
@@ -61,6 +67,9 @@ class Target(BaseModel):
     version: str = ""
     source: str = "external"  # provisioned | external | container
     address_settings: bool = False  # started with ARTEMIS_TEST_ADDRESS_SETTINGS
+    # The provisioned broker (LocalBroker: kill(), restart()), for the checks that crash it;
+    # None for a broker the suite did not start. Never part of a report.
+    broker: Any = Field(default=None, exclude=True, repr=False)
 
     def public_url(self) -> str:
         """The URL without credentials or query (safe for reports)."""
@@ -165,6 +174,7 @@ def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]
             if "sole-connection-for-container" in offered
             else "not offered on the connection",
         )
+        _mark_failover(target, profile, mark)
         probe = f"{NO_AUTO_CREATE_PREFIX}probe.{uuid.uuid4().hex[:8]}"
         try:
             session = connection.createSession()
@@ -175,6 +185,44 @@ def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]
         except jmspy.JMSException as exc:
             mark("refused-destination", False, f"probing {probe} failed: {exc}")
     return report, facts
+
+
+def _mark_failover(
+    target: Target, profile: BrokerProfile, mark: Callable[[str, bool, str], None]
+) -> None:
+    """The capabilities the FO checks need: a broker to crash, a loopback address for the
+    fault proxy, durable subscriptions."""
+    broker = target.broker
+    restartable = callable(getattr(broker, "kill", None)) and callable(
+        getattr(broker, "restart", None)
+    )
+    if restartable:
+        mark("broker-restart", True, f"the suite started {target.kind} as a local process")
+    elif broker is not None:
+        mark(
+            "broker-restart", False, f"the suite cannot crash and restart a {target.source} broker"
+        )
+    else:
+        mark(
+            "broker-restart",
+            False,
+            "the suite did not start this broker, so it cannot crash and restart it",
+        )
+    host = urlsplit(target.url).hostname or ""
+    mark(
+        "fault-proxy",
+        host in ("127.0.0.1", "localhost"),
+        f"the broker is on {host or 'an unknown host'}"
+        + (" (loopback)" if host in ("127.0.0.1", "localhost") else ", not 127.0.0.1"),
+    )
+    mark(
+        "durable-subscriptions",
+        profile.durable_subscriptions,
+        f"adapter {profile.name}: "
+        + (
+            "durable subscriptions" if profile.durable_subscriptions else "no durable subscriptions"
+        ),
+    )
 
 
 def _factory(target: Target, **options: Any) -> jmspy.ConnectionFactory:

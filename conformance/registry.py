@@ -36,6 +36,8 @@ class CheckSpec:
     run: CheckFunction
     fallback: CheckFunction | None = None
     fallback_text: str | None = None
+    # Seconds the runner allows this check instead of its default (None: the default).
+    time_limit: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,11 +55,13 @@ class RegistryError(RuntimeError):
     """A check registered twice, or a fallback for a check that does not exist."""
 
 
-def check(rule_id: str) -> Callable[[CheckFunction], CheckFunction]:
+def check(
+    rule_id: str, time_limit: float | None = None
+) -> Callable[[CheckFunction], CheckFunction]:
     def register(function: CheckFunction) -> CheckFunction:
         if rule_id in REGISTRY:
             raise RegistryError(f"two checks registered for {rule_id}")
-        REGISTRY[rule_id] = CheckSpec(rule_id, function)
+        REGISTRY[rule_id] = CheckSpec(rule_id, function, time_limit=time_limit)
         return function
 
     return register

@@ -1097,3 +1097,77 @@ _SEC_RULES = _rules(
 )
 
 RULES = {**RULES, **_SEC_RULES}
+
+# Completed by the subsection of that reference, e.g. f"{QPID_FAILOVER}(b))".
+QPID_FAILOVER = "Qpid JMS failover, FailoverProvider (failover-tls-sasl.md 1"
+README_FAILOVER = "README: Failover"
+
+# The FO family: what a failover: connection promises across a broker crash and restart.
+_FAILOVER_RULES = _rules(
+    Rule(
+        id="FO-1",
+        title="Synchronous sends survive a reconnect",
+        text="Persistent synchronous sends on a failover connection across a broker crash and "
+        "restart all return normally and every message is on the queue afterwards; a send in "
+        "flight at the crash is resent after the reconnect. Where the broker detects "
+        "duplicates (Artemis, _AMQ_DUPL_ID) none is stored twice; elsewhere a resent message "
+        "may be stored twice (at-least-once).",
+        source=f"{QPID_FAILOVER}(b)); {README_FAILOVER} (Sends)",
+        level="broker",
+        capabilities=("broker-restart",),
+    ),
+    Rule(
+        id="FO-2",
+        title="Consumers resume after a reconnect",
+        text="A consumer on a failover connection keeps receiving after the broker is back, "
+        "with no new consumer: the messages it had not yet received before the crash and those "
+        "sent after the restart all arrive; none is lost.",
+        source=f"{QPID_FAILOVER}(c)); {README_FAILOVER} (Consumers)",
+        level="broker",
+        capabilities=("broker-restart",),
+    ),
+    Rule(
+        id="FO-3",
+        title="Messages seen before the drop come back flagged redelivered",
+        text="A message handed to the application before the connection dropped and not "
+        "acknowledged arrives again after the reconnect with JMSRedelivered=true (the client "
+        "remembers what it handed out, since the broker may not raise the delivery count).",
+        source=f"{QPID_FAILOVER}(c)); {README_FAILOVER} (Consumers, Acknowledgements)",
+        level="client",
+        capabilities=("broker-restart",),
+    ),
+    Rule(
+        id="FO-4",
+        title="A transaction interrupted by a drop is rolled back for certain",
+        text="commit() of a transaction that did work before the connection dropped raises "
+        "TransactionRolledBackException; nothing of it was committed: its sends are not on the "
+        "broker and the messages it consumed come back with JMSRedelivered=true. The session "
+        "goes on with a new transaction.",
+        source=f"{QPID_FAILOVER}(d)); {README_FAILOVER} (Transactions)",
+        level="client",
+        capabilities=("broker-restart", "amqp:local-transactions"),
+    ),
+    Rule(
+        id="FO-5",
+        title="A commit whose answer was lost is in doubt",
+        text="commit() whose discharge reached the broker but whose answer was lost with the "
+        "connection raises TransactionInDoubtException, which is not a "
+        "TransactionRolledBackException (the broker may have committed; Qpid JMS reports this "
+        "case as a rollback). The session goes on after the reconnect.",
+        source=f"{README_FAILOVER} (Transactions); {QPID_FAILOVER}(d))",
+        level="client",
+        capabilities=("fault-proxy", "amqp:local-transactions"),
+    ),
+    Rule(
+        id="FO-6",
+        title="A durable subscription resumes after a reconnect",
+        text="A durable subscriber on a failover connection with a client id keeps its "
+        "subscription across a broker crash and restart: the messages published before the "
+        "crash that it had not received and those published after the restart all arrive.",
+        source=f"{QPID_FAILOVER}(e)); {README_FAILOVER} (Consumers)",
+        level="broker",
+        capabilities=("broker-restart", "durable-subscriptions"),
+    ),
+)
+
+RULES = {**RULES, **_FAILOVER_RULES}

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import random
 import socket
 import time
 from collections.abc import Iterator, Mapping
@@ -20,6 +21,7 @@ __all__ = [
     "file_lock",
     "free_port",
     "port_accepts",
+    "port_below_ephemeral_range",
 ]
 
 
@@ -171,3 +173,27 @@ def port_accepts(host: str, port: int, timeout: float = 0.5) -> bool:
             return True
     except OSError:
         return False
+
+
+def port_below_ephemeral_range(host: str = "127.0.0.1") -> int:
+    """A free local port below the kernel's range for outgoing connections.
+
+    For a broker that is crashed and restarted: while it is down, clients reconnect to its
+    port in a loop, each attempt from a source port of the ephemeral range; one that equals
+    the broker's port connects to itself (TCP simultaneous open) and holds the port, so the
+    restart cannot bind it. free_port() picks from that very range.
+    """
+    low = 32768
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    if low - 10000 < 1024:
+        return free_port(host)
+    for _ in range(100):
+        port = random.randrange(low - 10000, low)
+        with socket.socket() as probe:
+            try:
+                probe.bind((host, port))
+            except OSError:
+                continue
+        return port
+    return free_port(host)

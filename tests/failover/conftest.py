@@ -7,7 +7,9 @@ tests get brokers of their own, made like it (``local_artemis`` in tests/conftes
   of the whole process group, data kept) and ``restart()`` (same directory, same port);
 * ``second_artemis``: another one, for failover from one broker to the other;
 * ``fault_proxy``: a :class:`~jmspy.conformance.faultproxy.FaultProxy` in front of
-  ``failover_artemis`` for this test only (freeze, cut, refuse, retarget).
+  ``failover_artemis`` for this test only (freeze, cut, refuse, retarget);
+* ``failover_rabbitmq``: a private RabbitMQ 3.x node (the installed ``rabbitmq-server``) for
+  this module, killable and restartable the same way.
 
 Whatever a test did to them, every test starts with its brokers running (a killed broker
 is restarted by ``_brokers_running`` before the next test). Tests crash them with
@@ -21,22 +23,20 @@ Everything under tests/failover is marked ``broker`` (see BROKER_TESTS_DIRS).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
-import random
-import socket
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from jmspy.conformance.brokers import BrokerProvisioningError
-from jmspy.conformance.brokers.base import free_port
+from jmspy.conformance.brokers.base import port_below_ephemeral_range
 from jmspy.conformance.faultproxy import FaultProxy
 
 #: Artemis takes 5-20 s to start on a busy 2-core machine; a restart as much again.
 RESTART_TIMEOUT = 120.0
 
-_KILLABLE = ("failover_artemis", "second_artemis")
+_KILLABLE = ("failover_artemis", "second_artemis", "failover_rabbitmq")
 
 
 def _local_only(request: pytest.FixtureRequest) -> None:
@@ -44,30 +44,6 @@ def _local_only(request: pytest.FixtureRequest) -> None:
         "JMSPY_BROKER_URL"
     ):
         pytest.skip("local Artemis provisioning is not exercised with --broker=container")
-
-
-def port_below_ephemeral_range() -> int:
-    """A free local port below the kernel's range for outgoing connections.
-
-    While a killed broker is down, clients reconnect to its port in a loop, each attempt
-    from a source port of the ephemeral range; one that equals the broker's port connects
-    to itself (TCP simultaneous open) and holds the port, so the restart cannot bind it.
-    free_port() picks from that very range, hence this choice for brokers that get killed.
-    """
-    low = 32768
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    if low - 10000 < 1024:
-        return free_port()
-    for _ in range(100):
-        port = random.randrange(low - 10000, low)
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        return port
-    return free_port()
 
 
 def _start_killable(stack: contextlib.ExitStack, local_artemis: Any) -> Any:
@@ -98,6 +74,40 @@ def second_artemis(request: pytest.FixtureRequest, local_artemis: Any) -> Iterat
     _local_only(request)
     with contextlib.ExitStack() as stack:
         yield _start_killable(stack, local_artemis)
+
+
+@dataclasses.dataclass(frozen=True)
+class KillableNode:
+    """What a test needs of a killable RabbitMQ node (the shape of BrokerInfo)."""
+
+    url: str
+    username: str
+    password: str
+    broker: Any
+
+
+@pytest.fixture(scope="module")
+def failover_rabbitmq() -> Iterator[KillableNode]:
+    """A private RabbitMQ node (RabbitMQBroker) on a port below the ephemeral range that
+    tests may kill and restart; never the session's ``rabbitmq`` node, stopped after the
+    module."""
+    from jmspy.conformance.brokers import RabbitMQBroker
+
+    for attempt in range(3):
+        node = RabbitMQBroker(port=port_below_ephemeral_range())
+        try:
+            node.start(timeout=RESTART_TIMEOUT)
+            break
+        except BrokerProvisioningError as exc:
+            node.stop()
+            text = str(exc)
+            taken = "port-taken" in text or "already in use" in text
+            if attempt == 2 or not taken:
+                raise
+    try:
+        yield KillableNode(node.url, node.username, node.password, node)
+    finally:
+        node.stop()
 
 
 @pytest.fixture(autouse=True)
