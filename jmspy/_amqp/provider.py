@@ -1693,6 +1693,8 @@ class AmqpReceiver(_LinkBase):
         without an error (receive returns null); the late answer still restores the window."""
         if not self.drain_supported:
             return  # the broker cannot drain: only what already arrived counts
+        if self.connection.interrupted:
+            return  # failover is reconnecting: there is no broker to ask right now
 
         def do_drain(completion: Completion[None]) -> None:
             link = self.link
@@ -1726,7 +1728,10 @@ class AmqpReceiver(_LinkBase):
                 do_drain, f"draining consumer link {self.spec.address!r}", timeout_ms
             )
         except JMSException:
-            if not self.connection.engine.running or self.failure is not None:
+            connection = self.connection
+            if self.failure is not None or (
+                not connection.engine.running and not connection.interrupted
+            ):
                 raise
             try:
                 self.connection.submit(abandon)
