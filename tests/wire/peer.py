@@ -63,6 +63,8 @@ from proton import (
     ubyte,
 )
 
+from .peer_strict import unexpected_frames
+
 if TYPE_CHECKING:
     from .peer_connections import ConnectionView
 
@@ -1433,6 +1435,8 @@ class ScriptedPeer:
       links: scripts per link address (``None`` key: anonymous or dynamic links), or a callable
         ``AttachRecord -> LinkScript | None``; unmatched links get ``LinkScript()``.
       trace: record proton's frame trace in ``trace``.
+      strict: ``check()`` and ``close()`` also fail on frames nobody expected (see
+        peer_strict.py); ``allow`` (a predicate over records) exempts frames a test provokes.
     """
 
     def __init__(
@@ -1453,7 +1457,11 @@ class ScriptedPeer:
         max_frame_size: int | None = None,
         links: LinkScripts | None = None,
         trace: bool = True,
+        strict: bool = False,
+        allow: Callable[[Record], bool] | None = None,
     ) -> None:
+        self.strict = strict
+        self._allow = allow
         self.options = _Options(
             offered_capabilities=tuple(offered_capabilities),
             desired_capabilities=tuple(desired_capabilities),
@@ -1484,6 +1492,7 @@ class ScriptedPeer:
         self._tag_counter = itertools.count(1)
         self._commands: deque[tuple[Callable[[], Any], Future[Any]]] = deque()
         self._conns: list[_PeerConnection] = []
+        self._every_conn: dict[int, _PeerConnection] = {}
         self._conn_counter = itertools.count()
         self._stopping = False
         self._closed = False
@@ -1553,6 +1562,25 @@ class ScriptedPeer:
         if errors:
             detail = "; ".join(f"{type(e).__name__}: {e}" for e in errors)
             raise PeerError(f"scripted peer failed: {detail}") from errors[0]
+        if self.strict:
+            problems = self.unexpected_frames()
+            if problems:
+                listed = "\n  ".join(problems)
+                raise PeerError(f"the client sent frames nobody expected:\n  {listed}")
+
+    def unexpected_frames(self) -> list[str]:
+        """What strict mode reports (see peer_strict.py), whether or not the peer is strict."""
+        conns = dict(self._every_conn)
+
+        def credit_of(conn: int, link_name: str) -> int | None:
+            state = conns[conn].links.get((False, link_name)) if conn in conns else None
+            return state.script.credit if state is not None else None
+
+        def peer_sent(conn: int, channel: int, delivery_id: int) -> bool:
+            c = conns.get(conn)
+            return c is not None and (channel, delivery_id) in c.peer_sent_tags
+
+        return unexpected_frames(self.records(), credit_of, peer_sent, self._allow)
 
     # ---- scripting ------------------------------------------------------------------------
 
@@ -1947,6 +1975,7 @@ class ScriptedPeer:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = _PeerConnection(self, sock, next(self._conn_counter))
         self._conns.append(conn)
+        self._every_conn[conn.index] = conn  # strict mode judges frames of closed ones too
         self._selector.register(sock, selectors.EVENT_READ, conn)
         self._record(ConnectRecord(conn.index))
 
