@@ -63,6 +63,8 @@ from proton import (
     ubyte,
 )
 
+from jmspy._amqp.codec import NOT_DESCRIBED, read_message_sections
+
 from .peer_strict import unexpected_frames
 
 if TYPE_CHECKING:
@@ -523,6 +525,7 @@ def _owned(value: Any) -> Any:
 
 
 def _decode_one(buf: bytes | memoryview) -> tuple[Any, int]:
+    # Frame bodies (performatives); message sections go through decode_sections.
     data = Data()
     consumed = data.decode(bytes(buf))
     data.rewind()
@@ -539,22 +542,22 @@ def _descriptor_code(descriptor: Any) -> int:
 def decode_sections(payload: bytes) -> list[tuple[int, Any]]:
     """Split a message payload into (descriptor code, value) pairs in wire order.
 
-    Garbage or a non-described value ends the split with ``(-1, remaining bytes)`` so a
-    malformed message is visible in assertions rather than an exception on the peer thread.
+    The client's own section reader does the reading (``read_message_sections``: the
+    pure-Python reader, proton.Data where it declines), so the peer, the conformance suite and
+    the client agree on every value; arrays come as plain lists. A payload neither reads, or a
+    top-level value that is not described, ends the split with ``(-1, ...)`` (the whole payload,
+    or that value) so a malformed message is visible in assertions rather than an exception on
+    the peer thread.
     """
     out: list[tuple[int, Any]] = []
-    offset = 0
-    while offset < len(payload):
-        try:
-            obj, consumed = _decode_one(memoryview(payload)[offset:])
-        except Exception:
-            out.append((-1, bytes(payload[offset:])))
-            break
-        if not isinstance(obj, Described) or consumed <= 0:
-            out.append((-1, bytes(payload[offset:])))
-            break
-        out.append((_descriptor_code(obj.descriptor), obj.value))
-        offset += consumed
+    try:
+        for descriptor, value in read_message_sections(payload):
+            if descriptor is NOT_DESCRIBED:
+                out.append((-1, _owned(value)))
+                break
+            out.append((_descriptor_code(descriptor), _owned(value)))
+    except Exception:  # noqa: BLE001 - any undecodable payload is recorded, not raised
+        return [(-1, bytes(payload))]
     return out
 
 
