@@ -20,9 +20,9 @@ from .peer import (
     OpenRecord,
     PeerError,
     ScriptedPeer,
-    _encode_frame,
 )
 from .peer_strict import unexpected_frames
+from .peer_wire import _encode_frame
 
 _OPEN, _BEGIN, _FLOW, _DISPOSITION, _CLOSE = 0x10, 0x11, 0x13, 0x15, 0x18
 
