@@ -110,13 +110,15 @@ def test_connection_close_against_a_stalled_broker_takes_one_close_timeout(
     broker: Any, proxy: StallingProxy, unique_name: str
 ) -> None:
     factory = _factory(broker, proxy, close_timeout=2000)
+    earlier_threads = set(threading.enumerate())
     connection = factory.createConnection()
     session = connection.createSession()
     queue = session.createQueue(unique_name)
     for _ in range(5):
         session.createProducer(queue)
         session.createConsumer(queue)
-    engine = connection._amqp.engine  # type: ignore[union-attr]
+    started_by_connection = set(threading.enumerate()) - earlier_threads
+    assert started_by_connection, "the connection runs no thread of its own (its engine)"
     proxy.stall()
 
     started = time.monotonic()
@@ -124,8 +126,10 @@ def test_connection_close_against_a_stalled_broker_takes_one_close_timeout(
     took = time.monotonic() - started
 
     assert took < 2.0 + MARGIN_S, f"close() took {took:.1f} s with a 2 s close timeout"
-    assert not engine.thread.is_alive(), "the engine thread outlived close()"
-    assert engine._sock is not None and engine._sock.fileno() == -1, "the socket is still open"
+    alive = [t.name for t in started_by_connection if t.is_alive()]
+    assert alive == [], f"threads of the connection outlived close(): {alive}"
+    # The proxy reads even while stalled, so it sees the client end the TCP connection.
+    assert proxy.client_closed.wait(10), "the socket is still open"
 
 
 def test_session_and_consumer_close_against_a_stalled_broker_take_one_close_timeout(
