@@ -1,10 +1,12 @@
 """A bare python-qpid-proton client for looking at what jmspy put on the wire.
 
 Wire checks send with jmspy and read the message back through the broker with this client, which
-knows nothing of jmspy: the transfer payload is split into its AMQP sections here, with
-:class:`proton.Data` and the AMQP 1.0 section descriptors, so a check sees exactly which header
-fields, annotations, properties and body sections arrived (absent and default are told apart,
-and every value keeps its AMQP type). It also sends hand-made messages for the receive-side
+knows nothing of jmspy's API: the transfer payload is split into its AMQP sections here by
+the AMQP section reader (``jmspy._amqp.codec.read_message_sections``, checked value by value
+against proton.Data in tests/unit/test_amqp_reader.py, with proton.Data as its fallback) and the
+AMQP 1.0 section descriptors, so a check sees exactly which header fields, annotations,
+properties and body sections arrived (absent and default are told apart, and every value keeps
+its AMQP type). It also sends hand-made messages for the receive-side
 mapping checks.
 """
 
@@ -14,9 +16,11 @@ import dataclasses
 import re
 from typing import Any
 
-from proton import Data, Delivery, Described, Handler, Message, symbol
+from proton import Data, DataException, Delivery, Described, Handler, Message, symbol
 from proton.reactor import LinkOption
 from proton.utils import BlockingConnection
+
+from jmspy._amqp.codec import NOT_DESCRIBED, CodecError, read_message_sections
 
 __all__ = ["RawClient", "RawMessage", "parse_sections", "payload_from_trace"]
 
@@ -121,23 +125,17 @@ def amqp_type(value: Any) -> str:
 def parse_sections(payload: bytes) -> RawMessage:
     """Split an AMQP 1.0 bare message into its sections."""
     raw = RawMessage(payload=bytes(payload))
-    data = Data()
-    position = 0
-    while position < len(payload):
-        consumed = data.decode(payload[position:])
-        if consumed <= 0:
-            raise ValueError(f"undecodable AMQP data at byte {position}")
-        position += consumed
-    data.rewind()
-    while data.next() is not None:
-        section = _plain(data.get_object())
-        if not isinstance(section, Described):
-            raise ValueError(f"a top-level {type(section).__name__} is not an AMQP section")
-        descriptor: Any = section.descriptor
+    try:
+        sections = list(read_message_sections(raw.payload))
+    except (CodecError, DataException) as exc:
+        raise ValueError(f"undecodable AMQP data: {exc}") from exc
+    for descriptor, content in sections:
+        if descriptor is NOT_DESCRIBED:
+            raise ValueError(f"a top-level {type(content).__name__} is not an AMQP section")
         code = _SYMBOLIC.get(str(descriptor)) if isinstance(descriptor, str) else int(descriptor)
         name = SECTION_NAMES.get(code or -1, f"unknown({descriptor!r})")
         raw.sections.append(name)
-        value: Any = section.value
+        value: Any = _plain(content)
         if name == "header":
             raw.header = _fields(HEADER_FIELDS, value)
         elif name == "message-annotations":

@@ -518,6 +518,17 @@ class MessageConsumer:
     def getDestination(self) -> Destination:
         return self._destination
 
+    # jmspy extensions for monitoring and tests: nothing on the wire shows either number.
+
+    def getPrefetchedCount(self) -> int:
+        """Messages held locally for this consumer and not yet given to the application
+        (prefetched from the broker, or put back by a recover)."""
+        return len(self._buffer)
+
+    def getBlockedReceiveCount(self) -> int:
+        """Threads waiting in receive() on this consumer right now."""
+        return self._receiving
+
     def getMessageListener(self) -> ListenerLike | None:
         self._check_closed()
         return self._listener

@@ -5,7 +5,8 @@ but nothing flows any more in either direction.
 connection to ``host:port``. ``stall()`` stops forwarding: bytes are still read from both
 sides (so neither side's writes block) but held back, as if the network or the broker hung
 with its sockets open. ``resume()`` forwards what was held, in order, and carries on, so the
-client sees late replies. ``close()`` ends everything.
+client sees late replies. ``client_closed`` is set when a client closes its end (seen even
+while stalled). ``close()`` ends everything.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ class StallingProxy:
         self._stalled = threading.Event()
         self._closed = threading.Event()
         self._sockets: list[socket.socket] = []
+        self._clients: set[socket.socket] = set()
+        #: Set when a client closes its TCP connection (EOF or reset), stalled or not.
+        self.client_closed = threading.Event()
         self._held: list[tuple[socket.socket, bytes]] = []
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._listener, selectors.EVENT_READ, None)
@@ -90,6 +94,7 @@ class StallingProxy:
         for sock in (client, upstream):
             sock.setblocking(False)
             self._sockets.append(sock)
+        self._clients.add(client)
         self._selector.register(client, selectors.EVENT_READ, upstream)
         self._selector.register(upstream, selectors.EVENT_READ, client)
 
@@ -101,6 +106,8 @@ class StallingProxy:
         except OSError:
             data = b""
         if not data:
+            if source in self._clients:
+                self.client_closed.set()
             for sock in (source, sink):
                 try:
                     self._selector.unregister(sock)

@@ -25,18 +25,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
-from cproton import (
-    PN_DELIVERY,
-    isnull,
-    pn_collector_peek,
-    pn_collector_pop,
-    pn_event_delivery,
-    pn_event_type,
-)
-from proton import Collector, Connection, Delivery, Event, Transport
+from proton import Collector, Connection, Event, Transport
 
 from ..errors import JMSException
 from .attach_amender import AttachAmender
+from .proton_internals import dispatch_events
 from .redact import redact_frame
 from .sasl import SaslClient
 from .tls import TlsLayer
@@ -344,21 +337,10 @@ class Engine:
             work()
 
     def _dispatch_events(self) -> None:
-        # Delivery events (one per settled send, one per received transfer) skip proton's
-        # Event wrapper, which builds delivery, link, session, connection and transport
-        # wrappers each time: 6-8 us of engine time per message.
-        impl = self._collector._impl
+        # Delivery events take a shortcut past proton's Event wrapper (see dispatch_events).
         handler = self.handler
         on_delivery = getattr(handler, "on_delivery_fast", None)
-        while True:
-            event = pn_collector_peek(impl)
-            if isnull(event):
-                return
-            if on_delivery is not None and pn_event_type(event) == PN_DELIVERY:
-                on_delivery(Delivery.wrap(pn_event_delivery(event)))
-            else:
-                handler.on_proton_event(Event.wrap(event))
-            pn_collector_pop(impl)
+        dispatch_events(self._collector, on_delivery, handler.on_proton_event)
 
     def _loop(self) -> None:
         transport = self.transport

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
 
-from cproton import pn_delivery_link
 from proton import (
+    Array,
     Condition,
     Connection,
     Data,
@@ -33,7 +33,6 @@ from proton import (
     symbol,
     ulong,
 )
-from proton._data import Array
 
 from .. import __version__
 from .._limits import MIN_REMOTE_IDLE_TIMEOUT_MS
@@ -52,6 +51,7 @@ from ..options import ConnectionOptions, Endpoint
 from . import sasl
 from .attach_amender import Amendment
 from .engine import Completion, Engine, EngineStopped, IdleTimeoutExpired
+from .proton_internals import delivery_link
 from .tls import client_context
 
 log = logging.getLogger("jmspy.provider")
@@ -602,7 +602,7 @@ class AmqpConnection:
 
     def on_delivery_fast(self, delivery: Delivery) -> None:
         """The engine's shortcut for delivery events (see Engine._dispatch_events)."""
-        ctx = _context_of(Link.wrap(pn_delivery_link(delivery._impl)))
+        ctx = _context_of(delivery_link(delivery))
         if ctx is not None:
             ctx._on_delivery(delivery)
 

@@ -92,7 +92,7 @@ def test_full_batch_delivered_at_once_and_partial_after_timeout(
         consumer.setBatchMessageListener(recorder, 5, 800)
         # Wait until everything is in the local buffer so the timing is the listener's.
         deadline = time.monotonic() + 10
-        while consumer._buffered_count() < 13 and time.monotonic() < deadline:
+        while consumer.getPrefetchedCount() < 13 and time.monotonic() < deadline:
             time.sleep(0.01)
         started = time.monotonic()
         connection.start()
@@ -298,7 +298,7 @@ def test_expired_messages_never_appear_in_a_batch(factory: Any, unique_name: str
         producer.send(session.createTextMessage("expire"), DeliveryMode.PERSISTENT, 4, 300)
         producer.send(session.createTextMessage("keep2"))
         deadline = time.monotonic() + 10
-        while consumer._buffered_count() < 3 and time.monotonic() < deadline:
+        while consumer.getPrefetchedCount() < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
         expiry_passed = time.monotonic() + 0.4
         while time.monotonic() < expiry_passed:

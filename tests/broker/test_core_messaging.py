@@ -427,9 +427,9 @@ def test_closing_connection_with_blocked_receiver_returns_none(
     threading.Thread(target=receiver, daemon=True).start()
     # Close only once the receiver is blocked: closing first would pass trivially.
     deadline = time.monotonic() + 10
-    while consumer._receiving == 0 and time.monotonic() < deadline:
+    while consumer.getBlockedReceiveCount() == 0 and time.monotonic() < deadline:
         time.sleep(0.005)
-    assert consumer._receiving == 1
+    assert consumer.getBlockedReceiveCount() == 1
     connection.close()
     assert finished.wait(10)
     assert result == [None]

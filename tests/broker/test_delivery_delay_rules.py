@@ -169,9 +169,9 @@ def test_dd15_local_priority_sequence_reorders_prefetched_messages(
                 )
             # Wait until every message sits in the local buffer before reading any.
             deadline = time.monotonic() + 10
-            while consumer._buffered_count() < len(order) and time.monotonic() < deadline:
+            while consumer.getPrefetchedCount() < len(order) and time.monotonic() < deadline:
                 time.sleep(0.01)
-            assert consumer._buffered_count() == len(order)
+            assert consumer.getPrefetchedCount() == len(order)
             connection.start()
             results[sequence] = [consumer.receive(5000).getJMSPriority() for _ in order]
     assert results["fifo"] == order

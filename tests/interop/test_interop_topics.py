@@ -141,12 +141,18 @@ def test_shared_durable_subscription_across_clients(
 def test_python_unsubscribes_a_global_shared_durable_subscription(
     java: JavaClient, factory: Any, unique_name: str
 ) -> None:
+    """jmspy removes a shared durable subscription Qpid JMS made: the message it held goes
+    with it, so Qpid JMS subscribing again under the same name finds an empty, new one."""
     shared: JsonObject = {"shared": True, "subscription": "shared", "topic": unique_name}
     java.run("durable-subscribe", {**shared, "count": 0})
-    java.send(topic(unique_name), SPECS[:1])
+    java.send(topic(unique_name), SPECS[:1])  # held by the subscription while nobody listens
     try:
         with factory.createConnection() as connection:
             connection.createSession().unsubscribe("shared")
+        # Had the unsubscribe left the subscription in place, this would get the held message
+        # at once; 3 s is only the bound on waiting for nothing.
+        resumed = java.run("durable-resume", {**shared, "count": 1, "timeoutMs": 3000})
+        assert resumed["messages"] == [], "the subscription survived jmspy's unsubscribe"
     finally:
         # Whatever jmspy did, the subscription is gone after this (or was already).
         java.run("durable-resume", {**shared, "count": 0, "unsubscribe": True})

@@ -14,8 +14,9 @@ PeerFactory = Callable[..., ScriptedPeer]
 
 @pytest.fixture
 def peer() -> Iterator[ScriptedPeer]:
-    """A default ScriptedPeer (Artemis-like capabilities, accepts any credentials)."""
-    p = ScriptedPeer()
+    """A default ScriptedPeer (Artemis-like capabilities, accepts any credentials), strict:
+    frames nobody expected fail the test at teardown (see peer_strict.py)."""
+    p = ScriptedPeer(strict=True)
     try:
         yield p
     finally:
@@ -25,11 +26,12 @@ def peer() -> Iterator[ScriptedPeer]:
 
 @pytest.fixture
 def make_peer() -> Iterator[PeerFactory]:
-    """``make_peer(**options)`` builds ScriptedPeers that are all closed after the test."""
+    """``make_peer(**options)`` builds ScriptedPeers (strict unless ``strict=False``) that are
+    all closed after the test."""
     made: list[ScriptedPeer] = []
 
     def factory(**options: Any) -> ScriptedPeer:
-        p = ScriptedPeer(**options)
+        p = ScriptedPeer(**{"strict": True, **options})
         made.append(p)
         return p
 

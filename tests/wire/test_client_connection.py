@@ -331,8 +331,8 @@ def _blocked_receive(connection: jmspy.Connection):
 
     thread = threading.Thread(target=receive, daemon=True)
     thread.start()
-    # No frame shows that receive() is waiting; the consumer's counter of waiting receivers does.
-    wait_until(lambda: consumer._receiving == 1, what="receive() to block")
+    # No frame shows that receive() is waiting; the consumer's count of blocked receives does.
+    wait_until(lambda: consumer.getBlockedReceiveCount() == 1, what="receive() to block")
     return session, consumer, thread, results
 
 

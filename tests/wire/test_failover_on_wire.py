@@ -56,9 +56,7 @@ def _shape(attach: AttachRecord) -> dict[str, Any]:
 def test_reattach_frames_after_a_reconnect_are_the_same(
     peer: ScriptedPeer, clients: Clients
 ) -> None:
-    connection = clients.track(
-        clients.factory(_failover(peer), client_id="cid").createConnection()
-    )
+    connection = clients.track(clients.factory(_failover(peer), client_id="cid").createConnection())
     events: list[str] = []
     restored = threading.Event()
 

@@ -1,0 +1,183 @@
+"""The proton internals jmspy relies on still exist and behave as jmspy uses them.
+
+``jmspy._amqp.proton_internals`` is the one module that reaches into python-qpid-proton's
+private API (``cproton``, the ``_impl`` handles); the provider also relies on proton keeping
+attributes set on a wrapper in the C object's record. A proton release that changes any of
+that fails here, with the name that changed, before it fails somewhere deep in the engine.
+Two in-memory proton connections are pumped into each other: no sockets, no broker.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+
+from proton import Collector, Connection, Delivery, Event, Link, Transport
+
+from jmspy._amqp import proton_internals
+from jmspy._amqp.proton_internals import delivery_link, dispatch_events
+
+# Every private name proton_internals imports or reads, by module.
+PRIVATE_NAMES = {
+    "cproton": (
+        "PN_DELIVERY",
+        "isnull",
+        "pn_collector_peek",
+        "pn_collector_pop",
+        "pn_delivery_link",
+        "pn_event_delivery",
+        "pn_event_type",
+    ),
+}
+
+
+def test_the_private_names_exist() -> None:
+    missing = [
+        f"{module}.{name}"
+        for module, names in PRIVATE_NAMES.items()
+        for name in names
+        if not hasattr(importlib.import_module(module), name)
+    ]
+    assert missing == [], f"proton no longer has {missing}"
+    for cls in (Delivery, Event, Link):
+        assert hasattr(cls, "wrap"), f"proton.{cls.__name__}.wrap is gone"
+    assert hasattr(Collector(), "_impl"), "proton.Collector() has no _impl handle"
+
+
+def test_the_installed_proton_is_within_the_declared_bound() -> None:
+    """pyproject.toml declares the releases this module was checked against."""
+    version = tuple(int(p) for p in importlib.metadata.version("python-qpid-proton").split(".")[:2])
+    assert (0, 39) <= version < (0, 41), version
+
+
+class _Pair:
+    """A client and a server proton connection joined in memory."""
+
+    def __init__(self) -> None:
+        self.collector = Collector()
+        self.client = Connection()
+        self.client.collect(self.collector)
+        self.server = Connection()
+        self.server_collector = Collector()
+        self.server.collect(self.server_collector)
+        self.client_transport = Transport()
+        self.client_transport.bind(self.client)
+        self.server_transport = Transport(Transport.SERVER)
+        self.server_transport.bind(self.server)
+
+    def pump(self) -> None:
+        for _ in range(20):
+            moved = _move(self.client_transport, self.server_transport)
+            moved += _move(self.server_transport, self.client_transport)
+            if not moved:
+                return
+
+    def open_link_pair(self) -> tuple[Link, Link]:
+        """A sender on the client and its receiver on the server, both active, 10 credits."""
+        self.client.open()
+        session = self.client.session()
+        session.open()
+        sender = session.sender("s")
+        sender.target.address = "q"
+        sender.open()
+        self.pump()
+        self.server.open()
+        server_session = self.server.session_head(0)
+        assert server_session is not None
+        server_session.open()
+        receiver = self.server.link_head(0)
+        assert receiver is not None and receiver.is_receiver
+        receiver.target.copy(receiver.remote_target)
+        receiver.open()
+        receiver.flow(10)
+        self.pump()
+        return sender, receiver
+
+
+def _move(source: Transport, sink: Transport) -> int:
+    pending = source.pending()
+    if pending <= 0:
+        return 0
+    data = source.peek(pending)
+    sink.push(data)
+    source.pop(len(data))
+    return len(data)
+
+
+def _send_one(pair: _Pair, sender: Link) -> Delivery:
+    delivery = sender.delivery(b"tag-1")
+    sender.send(b"payload")
+    sender.advance()
+    pair.pump()
+    return delivery
+
+
+def test_dispatch_events_hands_delivery_events_to_the_shortcut_and_pops_them() -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    dispatch_events(pair.collector, None, lambda event: None)  # what opening raised
+    sent = _send_one(pair, sender)
+    incoming = receiver.current
+    assert incoming is not None
+    incoming.update(Delivery.ACCEPTED)
+    incoming.settle()
+    pair.pump()
+
+    deliveries: list[Delivery] = []
+    events: list[Event] = []
+    dispatch_events(pair.collector, deliveries.append, events.append)
+
+    assert [d.tag for d in deliveries] == [sent.tag]
+    assert all(isinstance(e, Event) and e.type != Event.DELIVERY for e in events)
+    assert deliveries[0].remote_state == Delivery.ACCEPTED
+    # Popped: a second pass finds nothing.
+    again: list[object] = []
+    dispatch_events(pair.collector, again.append, again.append)
+    assert again == []
+
+
+def test_dispatch_events_without_a_shortcut_wraps_every_event() -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    dispatch_events(pair.collector, None, lambda event: None)
+    _send_one(pair, sender)
+    events: list[Event] = []
+    dispatch_events(pair.collector, None, events.append)
+    assert Event.DELIVERY not in [e.type for e in events]  # the client saw no settlement yet
+    receiver.current.update(Delivery.ACCEPTED)
+    pair.pump()
+    dispatch_events(pair.collector, None, events.append)
+    delivered = [e for e in events if e.type == Event.DELIVERY]
+    assert len(delivered) == 1 and delivered[0].delivery is not None
+    assert delivered[0].delivery.tag == "tag-1"
+
+
+def test_delivery_link_is_the_link_and_sees_attributes_set_on_another_wrapper() -> None:
+    """The provider finds its link context through delivery_link(delivery).jmspy_ctx: proton
+    must keep attributes set on one wrapper in the C object's record."""
+    pair = _Pair()
+    sender, _receiver = pair.open_link_pair()
+    context = object()
+    sender.jmspy_ctx = context  # type: ignore[attr-defined]
+    delivery = _send_one(pair, sender)
+    link = delivery_link(delivery)
+    assert link.name == "s"
+    assert link.is_sender
+    assert getattr(link, "jmspy_ctx", None) is context
+
+
+def test_only_proton_internals_imports_cproton() -> None:
+    """Keeps the private API in one module: a new ``import cproton`` elsewhere fails here."""
+    from pathlib import Path
+
+    package = Path(proton_internals.__file__).resolve().parents[1]
+    offenders = [
+        str(path.relative_to(package.parent))
+        for path in package.rglob("*.py")
+        if path.name != "proton_internals.py"
+        and any(
+            marker in path.read_text(encoding="utf-8")
+            for marker in ("import cproton", "from cproton", "proton._", "._impl")
+        )
+    ]
+    assert offenders == [], f"proton internals used outside proton_internals.py: {offenders}"
