@@ -529,22 +529,12 @@ def _encode(
             if name.startswith(JMS_AMQP_PREFIX):
                 continue
             if not started:
-                d.put_described()
-                d.enter()
-                d.put_ulong(APPLICATION_PROPERTIES)
-                d.put_map()
-                d.enter()
-                started = True
+                started = _start_application_properties(d)
             d.put_string(name)
             _put_typed(d, tv)
         if duplicate_id is not None and duplicate_id[0] not in (props or {}):
             if not started:
-                d.put_described()
-                d.enter()
-                d.put_ulong(APPLICATION_PROPERTIES)
-                d.put_map()
-                d.enter()
-                started = True
+                started = _start_application_properties(d)
             d.put_string(duplicate_id[0])
             d.put_string(duplicate_id[1])
         if started:
@@ -588,6 +578,15 @@ def _encode(
     if body is not None:
         parts.append(body)
     return b"".join(parts)
+
+
+def _start_application_properties(d: Data) -> bool:
+    d.put_described()
+    d.enter()
+    d.put_ulong(APPLICATION_PROPERTIES)
+    d.put_map()
+    d.enter()
+    return True
 
 
 _DUPLICATE_KEYS: dict[str, bytes] = {}

@@ -589,14 +589,7 @@ class AmqpConnection:
         if self.failure is not None or self._closing:
             return
         self._state = FAILED
-        self.failure = error
-        log.warning("connection to %s failed: %s", self.endpoint.display(), error.reason)
-        self._fail_children(error)
-        self._release_waiters(error)
-        try:
-            self._on_failure(error)
-        except Exception:
-            log.exception("connection failure callback raised")
+        self._fail_for_good(error)
 
     # ---- engine thread ------------------------------------------------------------------
 
@@ -767,6 +760,10 @@ class AmqpConnection:
             self._fail_children(error)
             self._release_waiters(error)
             return
+        self._fail_for_good(error)
+
+    def _fail_for_good(self, error: JMSException) -> None:
+        """Fail every waiter and open resource, then tell the JMS connection."""
         self.failure = error
         log.warning("connection to %s failed: %s", self.endpoint.display(), error.reason)
         self._fail_children(error)

@@ -143,6 +143,20 @@ def drain_bodies(
             found[str(message.getBody(str))] += 1
 
 
+def unique_name(name: str) -> str:
+    return f"fo.{name}.{time.monotonic_ns()}"
+
+
+def preload(info: Any, queue: str, count: int) -> None:
+    """``count`` persistent messages "0".."count-1" on ``queue``, sent without failover."""
+    plain = jmspy.ConnectionFactory(info.url, info.username, info.password)
+    with plain.createConnection() as connection:
+        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        producer = session.createProducer(session.createQueue(queue))
+        for i in range(count):
+            producer.send(session.createTextMessage(str(i)))
+
+
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 

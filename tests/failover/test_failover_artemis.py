@@ -22,6 +22,8 @@ from .failover_support import (
     Events,
     drain_bodies,
     failover_url,
+    preload,
+    unique_name,
     wait_until,
 )
 
@@ -32,19 +34,6 @@ def _factory(info: Any, **options: Any) -> jmspy.ConnectionFactory:
     return jmspy.ConnectionFactory(failover_url(info.url, **options), info.username, info.password)
 
 
-def _queue(name: str) -> str:
-    return f"fo.{name}.{time.monotonic_ns()}"
-
-
-def _preload(info: Any, queue: str, count: int) -> None:
-    plain = jmspy.ConnectionFactory(info.url, info.username, info.password)
-    with plain.createConnection() as connection:
-        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
-        producer = session.createProducer(session.createQueue(queue))
-        for i in range(count):
-            producer.send(session.createTextMessage(str(i)))
-
-
 # ---- sends --------------------------------------------------------------------------------
 
 
@@ -52,7 +41,7 @@ def test_sync_persistent_sends_survive_a_kill_exactly_once(failover_artemis: Any
     """(a) 5,000 persistent synchronous sends with kill -9 at a random point: every send
     returns normally, and the queue holds each message exactly once (duplicate detection)."""
     info = failover_artemis
-    queue = _queue("sync")
+    queue = unique_name("sync")
     total = 5000
     crash = Crash(info.broker, at=random.randint(500, 4000))
     events = Events()
@@ -78,7 +67,7 @@ def test_async_sends_with_completion_listeners_complete_exactly_once(
     """(b) Asynchronous sends with CompletionListeners across a kill: each listener is called
     exactly once, with success, and every message is on the queue once."""
     info = failover_artemis
-    queue = _queue("async")
+    queue = unique_name("async")
     total = 3000
     crash = Crash(info.broker, at=random.randint(300, 2500))
     calls: collections.Counter[str] = collections.Counter()
@@ -127,9 +116,9 @@ def test_consumers_resume_and_flag_redeliveries(failover_artemis: Any, mode_name
     taken again after the reconnect is flagged JMSRedelivered."""
     info = failover_artemis
     mode = MODES[mode_name]
-    queue = _queue(f"consume-{mode_name}")
+    queue = unique_name(f"consume-{mode_name}")
     total = 1500
-    _preload(info, queue, total)
+    preload(info, queue, total)
     crash = Crash(info.broker, at=random.randint(200, 1000))
     seen: collections.Counter[str] = collections.Counter()
     unflagged: list[str] = []
@@ -184,9 +173,9 @@ def test_listener_keeps_running_on_its_session_thread(failover_artemis: Any) -> 
     one session thread; the ConnectionListener hears interrupted then restored, never on an
     engine thread; the ExceptionListener hears nothing."""
     info = failover_artemis
-    queue = _queue("listener")
+    queue = unique_name("listener")
     total = 1500
-    _preload(info, queue, total)
+    preload(info, queue, total)
     crash = Crash(info.broker, at=random.randint(200, 1000))
     seen: collections.Counter[str] = collections.Counter()
     unflagged: list[str] = []
@@ -224,7 +213,7 @@ def test_listener_keeps_running_on_its_session_thread(failover_artemis: Any) -> 
 def test_durable_subscription_resumes(failover_artemis: Any) -> None:
     """(f) A durable subscriber across a kill: same subscription, nothing lost."""
     info = failover_artemis
-    topic_name = _queue("topic")
+    topic_name = unique_name("topic")
     total = 1000
     client_id = f"fo-durable-{time.monotonic_ns()}"
     factory = _factory(info, jms__clientID=client_id)
@@ -276,7 +265,7 @@ def test_temporary_queue_consumer_fails_clearly_after_failover(failover_artemis:
         with pytest.raises(jmspy.IllegalStateException, match="lost with the connection"):
             producer.send(temporary, session.createTextMessage("reply"))
         # The connection itself is fine.
-        queue = session.createQueue(_queue("after-temp"))
+        queue = session.createQueue(unique_name("after-temp"))
         session.createProducer(queue).send(session.createTextMessage("ok"))
         assert session.createConsumer(queue).receive(10_000) is not None
 
@@ -285,7 +274,7 @@ def test_failover_to_a_second_broker(failover_artemis: Any, second_artemis: Any)
     """failover:(A,B) with A killed and never restarted: the application goes on against B."""
     a, b = failover_artemis, second_artemis
     factory = jmspy.ConnectionFactory(failover_url(a.url, b.url), a.username, a.password)
-    queue = _queue("two-brokers")
+    queue = unique_name("two-brokers")
     events = Events()
     with factory.createConnection() as connection:
         connection.setConnectionListener(events)

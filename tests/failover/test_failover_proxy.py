@@ -19,23 +19,12 @@ from .failover_support import (
     failover_url,
     jmspy_threads,
     open_fds,
+    preload,
+    unique_name,
     wait_until,
 )
 
 pytestmark = pytest.mark.timeout(600)
-
-
-def _queue(name: str) -> str:
-    return f"fo.proxy.{name}.{time.monotonic_ns()}"
-
-
-def _preload(info: Any, queue: str, count: int) -> None:
-    plain = jmspy.ConnectionFactory(info.url, info.username, info.password)
-    with plain.createConnection() as connection:
-        session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
-        producer = session.createProducer(session.createQueue(queue))
-        for i in range(count):
-            producer.send(session.createTextMessage(str(i)))
 
 
 def _through(proxy: FaultProxy, info: Any, **options: Any) -> jmspy.ConnectionFactory:
@@ -59,8 +48,8 @@ def test_commit_whose_answer_is_lost_is_in_doubt(
     TransactionInDoubtException, not TransactionRolledBackException, and indeed the broker
     committed: the messages consumed in the transaction never come back."""
     info = failover_artemis
-    queue = _queue("in-doubt")
-    _preload(info, queue, 10)
+    queue = unique_name("in-doubt")
+    preload(info, queue, 10)
     events = Events()
     factory = _through(fault_proxy, info, jms__requestTimeout=120000)
     with factory.createConnection() as connection:
@@ -107,8 +96,8 @@ def test_transaction_interrupted_before_commit_is_rolled_back_for_certain(
     failover_artemis: Any, fault_proxy: FaultProxy
 ) -> None:
     info = failover_artemis
-    queue = _queue("rolled-back")
-    _preload(info, queue, 10)
+    queue = unique_name("rolled-back")
+    preload(info, queue, 10)
     events = Events()
     with _through(fault_proxy, info).createConnection() as connection:
         connection.setConnectionListener(events)
@@ -135,8 +124,8 @@ def test_jmscontext_commit_in_doubt_is_the_runtime_twin(
     failover_artemis: Any, fault_proxy: FaultProxy
 ) -> None:
     info = failover_artemis
-    queue = _queue("context")
-    _preload(info, queue, 3)
+    queue = unique_name("context")
+    preload(info, queue, 3)
     factory = _through(fault_proxy, info)
     with factory.createContext(jmspy.SESSION_TRANSACTED) as context:
         consumer = context.createConsumer(context.createQueue(queue))
@@ -180,7 +169,7 @@ def test_silent_broker_is_detected_by_the_idle_timeout(
     """A broker that stops answering (TCP open, nothing flowing) is detected by
     amqp.idleTimeout and handled like a dropped connection."""
     info = failover_artemis
-    queue = _queue("idle")
+    queue = unique_name("idle")
     events = Events()
     factory = _through(fault_proxy, info, failover__nested__amqp__idleTimeout=2000)
     with factory.createConnection() as connection:
@@ -206,7 +195,7 @@ def test_twenty_reconnects_leave_threads_and_fds_as_they_were(
     failover_artemis: Any, fault_proxy: FaultProxy
 ) -> None:
     info = failover_artemis
-    queue = _queue("leaks")
+    queue = unique_name("leaks")
     events = Events()
     received: collections.Counter[str] = collections.Counter()
 
@@ -247,8 +236,8 @@ def test_plain_connection_commit_whose_answer_is_lost_is_in_doubt(
     import threading
 
     info = failover_artemis
-    queue = _queue("plain-in-doubt")
-    _preload(info, queue, 5)
+    queue = unique_name("plain-in-doubt")
+    preload(info, queue, 5)
     factory = jmspy.ConnectionFactory(fault_proxy.url, info.username, info.password)
     with factory.createConnection() as connection:
         connection.setExceptionListener(lambda exc: None)
@@ -284,8 +273,8 @@ def test_plain_connection_acknowledge_after_the_connection_died_raises(
     """CLIENT_ACKNOWLEDGE acknowledge() on a dead connection says the acknowledgement did not
     reach the broker (the messages come back), instead of returning as if it had."""
     info = failover_artemis
-    queue = _queue("plain-ack")
-    _preload(info, queue, 3)
+    queue = unique_name("plain-ack")
+    preload(info, queue, 3)
     failures: list[jmspy.JMSException] = []
     factory = jmspy.ConnectionFactory(fault_proxy.url, info.username, info.password)
     with factory.createConnection() as connection:

@@ -9,18 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar
 
-from .peer import (
-    AttachRecord,
-    BeginRecord,
-    CloseRecord,
-    DetachRecord,
-    DisconnectRecord,
-    DispositionRecord,
-    FlowRecord,
-    OpenRecord,
-    Record,
-    TransferRecord,
-)
+from .peer_records import DisconnectRecord, Record
+from .peer_views import RecordViews
 
 if TYPE_CHECKING:
     from .peer import ScriptedPeer
@@ -30,8 +20,11 @@ __all__ = ["ConnectionView"]
 R = TypeVar("R")
 
 
-class ConnectionView:
-    """The records of connection ``index`` of ``peer``; live (re-read on every access)."""
+class ConnectionView(RecordViews):
+    """The records of connection ``index`` of ``peer``; live (re-read on every access).
+
+    Every by-kind view of the peer (``attaches``, ``flows``, ...) exists here too, limited to
+    this connection."""
 
     def __init__(self, peer: ScriptedPeer, index: int) -> None:
         self.peer = peer
@@ -51,35 +44,3 @@ class ConnectionView:
     @property
     def disconnected(self) -> bool:
         return bool(self._of(DisconnectRecord))
-
-    @property
-    def opens(self) -> list[OpenRecord]:
-        return self._of(OpenRecord)
-
-    @property
-    def begins(self) -> list[BeginRecord]:
-        return self._of(BeginRecord)
-
-    @property
-    def attaches(self) -> list[AttachRecord]:
-        return self._of(AttachRecord)
-
-    @property
-    def flows(self) -> list[FlowRecord]:
-        return self._of(FlowRecord)
-
-    @property
-    def transfers(self) -> list[TransferRecord]:
-        return self._of(TransferRecord)
-
-    @property
-    def dispositions(self) -> list[DispositionRecord]:
-        return self._of(DispositionRecord)
-
-    @property
-    def detaches(self) -> list[DetachRecord]:
-        return self._of(DetachRecord)
-
-    @property
-    def closes(self) -> list[CloseRecord]:
-        return self._of(CloseRecord)
