@@ -227,6 +227,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=10)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--no-duplicate-detection", action="store_true")
+    parser.add_argument(
+        "--max-reconnect-delay",
+        type=int,
+        default=1000,
+        help="failover.maxReconnectDelay in ms (Qpid JMS's default, 30000, lets the back-off "
+        "miss a broker that comes back between two kills by many seconds)",
+    )
     parser.add_argument("--deadline", type=float, default=1800.0, help="give up after (s)")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
@@ -247,6 +254,7 @@ def _run(args: Any, rng: random.Random, broker: Any, started: float, deadline: f
     url = (
         f"failover:({broker.url})?jms.sendTimeout=300000&jms.requestTimeout=120000"
         f"&jmspy.duplicateDetection={dedupe}"
+        f"&failover.maxReconnectDelay={args.max_reconnect_delay}"
     )
     factory = jmspy.ConnectionFactory(url, broker.username, broker.password)
     queue_names = [f"chaos.{int(time.time())}.{n}" for n in (0, 1)]
@@ -336,6 +344,7 @@ def _run(args: Any, rng: random.Random, broker: Any, started: float, deadline: f
             f"acknowledge refused {tally.ack_refused}, other errors {len(tally.errors)}"
         )
     print(f"duplicate detection             {dedupe}")
+    print(f"failover.maxReconnectDelay      {args.max_reconnect_delay} ms")
     print(f"broker kills                    {args.kills} (restart {_spread(restart_times)})")
     print(f"client reconnects               {len(times)} ({_spread(times)})")
     print(f"total time                      {total:.1f} s")
