@@ -102,6 +102,10 @@ __all__ = [
 
 _CACHE_SIZE = 512
 
+# Defined in the lexer (its first user) but public here: tracebacks name it
+# jmspy.selector.SelectorParseError, as they did when the selector was a single module.
+SelectorParseError.__module__ = __name__
+
 
 class Selector:
     """A parsed, compiled message selector. Immutable and safe to share between threads."""
