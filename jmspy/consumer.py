@@ -7,13 +7,14 @@ import collections
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from ._limits import check_receive_timeout
+from .batch import BatchDelivery
 from .connection import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
@@ -28,6 +29,7 @@ from .errors import (
     MessageFormatException,
 )
 from .message import Message
+from .prefetch import PriorityBuffer
 from .redelivery import RedeliveryPolicy, redelivery_delay
 from .selector import parse_selector
 
@@ -50,58 +52,6 @@ class BatchMessageListener(Protocol):
 ListenerLike = MessageListener | Callable[[Message], Any]
 BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
 
-# DUPS_OK batches: acknowledge once this many messages are pending (or when idle or closing).
-LAZY_ACK_THRESHOLD = 256
-
-
-class PriorityBuffer:
-    """The local prefetch buffer in priority order: ten FIFO lanes, highest priority first.
-
-    Offers the subset of ``collections.deque`` the consumer uses."""
-
-    __slots__ = ("_lanes", "_size")
-
-    def __init__(self) -> None:
-        self._lanes: list[collections.deque[InboundDelivery]] = [
-            collections.deque() for _ in range(10)
-        ]
-        self._size = 0
-
-    @staticmethod
-    def _lane(inbound: InboundDelivery) -> int:
-        return 9 - min(9, max(0, inbound.message.getJMSPriority()))
-
-    def append(self, inbound: InboundDelivery) -> None:
-        self._lanes[self._lane(inbound)].append(inbound)
-        self._size += 1
-
-    def extendleft(self, inbounds: Iterable[InboundDelivery]) -> None:
-        for inbound in inbounds:
-            self._lanes[self._lane(inbound)].appendleft(inbound)
-            self._size += 1
-
-    def popleft(self) -> InboundDelivery:
-        for lane in self._lanes:
-            if lane:
-                self._size -= 1
-                return lane.popleft()
-        raise IndexError("pop from an empty buffer")
-
-    def clear(self) -> None:
-        for lane in self._lanes:
-            lane.clear()
-        self._size = 0
-
-    def __len__(self) -> int:
-        return self._size
-
-    def __bool__(self) -> bool:
-        return self._size > 0
-
-    def __iter__(self) -> Iterator[InboundDelivery]:
-        for lane in self._lanes:
-            yield from lane
-
 
 @dataclass(frozen=True)
 class Subscription:
@@ -122,7 +72,7 @@ class Subscription:
         return tuple(caps)
 
 
-class MessageConsumer:
+class MessageConsumer(BatchDelivery):
     """Receives messages from one destination."""
 
     def __init__(
@@ -588,83 +538,6 @@ class MessageConsumer:
         self._check_closed()
         return self._batch_listener
 
-    def _dispatch_batch(self) -> float | None:
-        """Session dispatch thread: deliver one batch if it is due. Returns the monotonic
-        deadline at which the pending (incomplete) batch becomes due, or None."""
-        listener = self._batch_listener
-        if listener is None or self._closed:
-            return None
-        size = self._batch_size
-        with self._cv:
-            available = len(self._buffer)
-            if available == 0:
-                self._flush_lazy_acks()
-                return None
-            if available < size and self._batch_timeout_s > 0:
-                due_at = _oldest_arrival(self._buffer) + self._batch_timeout_s
-                if time.monotonic() < due_at:
-                    return due_at
-            batch: list[InboundDelivery] = []
-            while len(batch) < size:
-                inbound = self._take()
-                if inbound is None:
-                    break
-                batch.append(inbound)
-        if batch:
-            self._deliver_batch(listener, batch)
-        if self._deferred_close:
-            self._close_internal()
-            return None
-        with self._cv:
-            remaining = len(self._buffer)
-        if remaining:
-            self._session._signal_ready(self)
-        return None
-
-    def _deliver_batch(self, listener: BatchListenerLike, batch: list[InboundDelivery]) -> None:
-        session = self._session
-        mode = session._mode
-        messages = [inbound.message for inbound in batch]
-        if mode == CLIENT_ACKNOWLEDGE:
-            for inbound in batch:
-                session._track_unacked(inbound)
-                inbound.message._acknowledge_callback = session._acknowledge
-        elif mode == SESSION_TRANSACTED:
-            self._receiver.settle_many(batch, "accepted", txn_id=session._txn_for_work()[0])
-        failed = False
-        self._in_own_listener_call = True
-        try:
-            if hasattr(listener, "onMessages"):
-                listener.onMessages(messages)
-            else:
-                listener(messages)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit etc. must not end dispatch
-            failed = True
-            self._listener_failed(
-                exc,
-                f"BatchMessageListener raised {type(exc).__name__} on a batch of {len(batch)} "
-                f"from {self._destination}",
-            )
-        finally:
-            self._in_own_listener_call = False
-        if mode == AUTO_ACKNOWLEDGE:
-            if failed:
-                self._failed_deliveries(batch)
-            else:
-                self._receiver.settle_many(batch, "accepted")
-        elif mode == DUPS_OK_ACKNOWLEDGE:
-            if failed:
-                self._failed_deliveries(batch)
-            else:
-                self._lazy_acks.extend(batch)
-                if len(self._lazy_acks) >= LAZY_ACK_THRESHOLD:
-                    self._flush_lazy_acks()
-
-    def _flush_lazy_acks(self) -> None:
-        if self._lazy_acks:
-            pending, self._lazy_acks = self._lazy_acks, []
-            self._receiver.settle_many(pending, "accepted")
-
     def receive(self, timeout: int | None = None) -> Message | None:
         """Wait for a message; ``timeout`` in ms (None or 0: wait until one arrives or the
         consumer is closed)."""
@@ -820,13 +693,6 @@ class MessageConsumer:
             if message is None:
                 return
             yield message
-
-
-def _oldest_arrival(buffer: Iterable[InboundDelivery]) -> float:
-    """When the oldest buffered message arrived (the FIFO head, or the earliest lane head)."""
-    if isinstance(buffer, collections.deque):
-        return buffer[0].arrived
-    return min(inbound.arrived for inbound in buffer)
 
 
 def _mark_redelivered(message: Message) -> None:

@@ -1,0 +1,156 @@
+"""Batch delivery to a BatchMessageListener (JMS_SPEC-36) on the session's dispatch thread:
+when a batch is due, handing it over under the session's acknowledgement mode, and the lazy
+acknowledgement of DUPS_OK batches.
+
+:class:`BatchDelivery` is mixed into :class:`~jmspy.consumer.MessageConsumer`; its methods work
+on the consumer's own buffer, lock and link, described by :class:`_Consumer`.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol, cast
+
+from ._amqp.provider import AmqpReceiver, InboundDelivery
+from .connection import (
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DUPS_OK_ACKNOWLEDGE,
+    SESSION_TRANSACTED,
+)
+from .destination import Destination
+from .prefetch import PriorityBuffer
+
+if TYPE_CHECKING:
+    from .consumer import BatchListenerLike, MessageConsumer
+    from .session import Session
+
+# DUPS_OK batches: acknowledge once this many messages are pending (or when idle or closing).
+LAZY_ACK_THRESHOLD = 256
+
+
+class _Consumer(Protocol):
+    """The part of the consumer that batch delivery reads and drives."""
+
+    _session: Session
+    _receiver: AmqpReceiver
+    _destination: Destination
+    _cv: threading.Condition
+    _buffer: collections.deque[InboundDelivery] | PriorityBuffer
+    _batch_listener: BatchListenerLike | None
+    _batch_size: int
+    _batch_timeout_s: float
+    _closed: bool
+    _deferred_close: bool
+    _in_own_listener_call: bool
+    _lazy_acks: list[InboundDelivery]
+
+    def _take(self) -> InboundDelivery | None: ...
+
+    def _close_internal(self) -> None: ...
+
+    def _listener_failed(self, exc: BaseException, what: str) -> None: ...
+
+    def _failed_deliveries(self, inbounds: list[InboundDelivery]) -> None: ...
+
+    def _deliver_batch(self, listener: BatchListenerLike, batch: list[InboundDelivery]) -> None: ...
+
+    def _flush_lazy_acks(self) -> None: ...
+
+
+class BatchDelivery:
+    """The batch-listener dispatch of a MessageConsumer (mixed in)."""
+
+    # Assigned in _flush_lazy_acks; declared so the type checker does not take that assignment
+    # for the attribute's definition (the consumer creates it).
+    _lazy_acks: list[InboundDelivery]
+
+    def _dispatch_batch(self: _Consumer) -> float | None:
+        """Session dispatch thread: deliver one batch if it is due. Returns the monotonic
+        deadline at which the pending (incomplete) batch becomes due, or None."""
+        listener = self._batch_listener
+        if listener is None or self._closed:
+            return None
+        size = self._batch_size
+        with self._cv:
+            available = len(self._buffer)
+            if available == 0:
+                self._flush_lazy_acks()
+                return None
+            if available < size and self._batch_timeout_s > 0:
+                due_at = _oldest_arrival(self._buffer) + self._batch_timeout_s
+                if time.monotonic() < due_at:
+                    return due_at
+            batch: list[InboundDelivery] = []
+            while len(batch) < size:
+                inbound = self._take()
+                if inbound is None:
+                    break
+                batch.append(inbound)
+        if batch:
+            self._deliver_batch(listener, batch)
+        if self._deferred_close:
+            self._close_internal()
+            return None
+        with self._cv:
+            remaining = len(self._buffer)
+        if remaining:
+            # The mixin's self is always the consumer it is mixed into.
+            self._session._signal_ready(cast("MessageConsumer", self))
+        return None
+
+    def _deliver_batch(
+        self: _Consumer, listener: BatchListenerLike, batch: list[InboundDelivery]
+    ) -> None:
+        session = self._session
+        mode = session._mode
+        messages = [inbound.message for inbound in batch]
+        if mode == CLIENT_ACKNOWLEDGE:
+            for inbound in batch:
+                session._track_unacked(inbound)
+                inbound.message._acknowledge_callback = session._acknowledge
+        elif mode == SESSION_TRANSACTED:
+            self._receiver.settle_many(batch, "accepted", txn_id=session._txn_for_work()[0])
+        failed = False
+        self._in_own_listener_call = True
+        try:
+            if hasattr(listener, "onMessages"):
+                listener.onMessages(messages)
+            else:
+                listener(messages)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit etc. must not end dispatch
+            failed = True
+            self._listener_failed(
+                exc,
+                f"BatchMessageListener raised {type(exc).__name__} on a batch of {len(batch)} "
+                f"from {self._destination}",
+            )
+        finally:
+            self._in_own_listener_call = False
+        if mode == AUTO_ACKNOWLEDGE:
+            if failed:
+                self._failed_deliveries(batch)
+            else:
+                self._receiver.settle_many(batch, "accepted")
+        elif mode == DUPS_OK_ACKNOWLEDGE:
+            if failed:
+                self._failed_deliveries(batch)
+            else:
+                self._lazy_acks.extend(batch)
+                if len(self._lazy_acks) >= LAZY_ACK_THRESHOLD:
+                    self._flush_lazy_acks()
+
+    def _flush_lazy_acks(self: _Consumer) -> None:
+        if self._lazy_acks:
+            pending, self._lazy_acks = self._lazy_acks, []
+            self._receiver.settle_many(pending, "accepted")
+
+
+def _oldest_arrival(buffer: Iterable[InboundDelivery]) -> float:
+    """When the oldest buffered message arrived (the FIFO head, or the earliest lane head)."""
+    if isinstance(buffer, collections.deque):
+        return buffer[0].arrived
+    return min(inbound.arrived for inbound in buffer)
