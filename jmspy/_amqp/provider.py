@@ -36,6 +36,7 @@ from proton import (
 from proton._data import Array
 
 from .. import __version__
+from ..adapters.base import DELAYED_DELIVERY
 from ..errors import (
     IllegalStateException,
     InvalidClientIDException,
@@ -57,7 +58,7 @@ log = logging.getLogger("jmspy.provider")
 
 # Connection capabilities (Qpid JMS asks for the same four).
 SOLE_CONNECTION = "sole-connection-for-container"
-DELAYED_DELIVERY = "DELAYED_DELIVERY"
+# DELAYED_DELIVERY is imported: defined once, with the broker profiles that also look for it.
 ANONYMOUS_RELAY = "ANONYMOUS-RELAY"
 SHARED_SUBS = "SHARED-SUBS"
 DESIRED_CAPABILITIES = (SOLE_CONNECTION, DELAYED_DELIVERY, ANONYMOUS_RELAY, SHARED_SUBS)
