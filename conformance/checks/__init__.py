@@ -1,3 +1,11 @@
 """The check functions, one module per rule family; importing this package registers them."""
 
-from . import batch, delivery_delay, jms_api, redelivery, security, wire  # noqa: F401
+from . import (  # noqa: F401
+    batch,
+    delivery_delay,
+    jms_api,
+    jms_api_send_receive,
+    redelivery,
+    security,
+    wire,
+)
