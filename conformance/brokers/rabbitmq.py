@@ -125,11 +125,19 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-from ._process import PORT_TAKEN, LocalBroker, LogWindow, Wait, failure_report, tail
+from ._process import (
+    PORT_TAKEN,
+    LocalBroker,
+    LocalBrokerOptions,
+    LogWindow,
+    Wait,
+    failure_report,
+    tail,
+)
 from .base import BrokerProvisioningError, free_port, port_accepts
 from .rabbitmq_install import (
     PACKAGE,
@@ -301,7 +309,7 @@ def node_config(definitions: Path) -> str:
 # --------------------------------------------------------------------------- the broker
 
 
-class RabbitMQBroker(LocalBroker):
+class RabbitMQBroker(LocalBroker[RabbitMQInstallation]):
     """One private RabbitMQ node with the AMQP 1.0 plugin, on free local ports.
 
     >>> with RabbitMQBroker() as rabbit:
@@ -317,40 +325,22 @@ class RabbitMQBroker(LocalBroker):
     def __init__(
         self,
         *,
-        port: int | None = None,
-        host: str = "127.0.0.1",
-        username: str = "admin",
-        password: str = "admin",
         base_dir: str | os.PathLike[str] | None = None,
         queues: Iterable[QueueSpec] = (),
         installation: RabbitMQInstallation | None = None,
         keep_dir: bool = False,
-        log: Callable[[str], None] | None = None,
+        **common: Unpack[LocalBrokerOptions],
     ) -> None:
-        super().__init__(
-            port=port,
-            host=host,
-            username=username,
-            password=password,
-            directory=base_dir,
-            keep_dir=keep_dir,
-            log=log,
-        )
+        super().__init__(directory=base_dir, keep_dir=keep_dir, release=installation, **common)
         self._dist_port = 0
         self._epmd_port = 0
         self._queues = list(queues)
-        self._installation = installation
 
     # ------------------------------------------------------------------ properties
 
     @property
-    def version(self) -> str:
-        """The RabbitMQ release (from the installed package); empty before it is found."""
-        return self._installation.version if self._installation else ""
-
-    @property
     def installation(self) -> RabbitMQInstallation | None:
-        return self._installation
+        return self._release
 
     @property
     def node_name(self) -> str:
@@ -366,9 +356,7 @@ class RabbitMQBroker(LocalBroker):
 
     @property
     def base_dir(self) -> Path:
-        if self._dir is None:
-            raise BrokerProvisioningError("the node directory exists only after start()")
-        return self._dir
+        return self._directory("node", "start()")
 
     @property
     def log_path(self) -> Path:
@@ -380,15 +368,6 @@ class RabbitMQBroker(LocalBroker):
         """stdout and stderr of the start script (the banner, and crashes before logging)."""
         return self.base_dir / "log" / "console.log"
 
-    # ------------------------------------------------------------------ lifecycle
-
-    def fetch(self) -> RabbitMQInstallation:
-        """Locate the installed release (never installs; see :func:`ensure_installation`)."""
-        if self._installation is None:
-            with self._timed("fetch"):
-                self._installation = ensure_installation(install=False)
-        return self._installation
-
     # ------------------------------------------------------------------ management
 
     def rabbitmqctl(
@@ -398,27 +377,13 @@ class RabbitMQBroker(LocalBroker):
         if not self.running:
             raise BrokerProvisioningError("rabbitmqctl needs a running node")
         ctl = self.fetch().ctl_script
-        try:
-            done = subprocess.run(
-                [str(ctl), "-n", self.node_name, *args],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-                env=self._child_env(),
-                stdin=subprocess.DEVNULL,
-                cwd=self.base_dir,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise BrokerProvisioningError(
-                f"rabbitmqctl {' '.join(args)} did not finish within {timeout:.0f}s"
-            ) from exc
-        if check and done.returncode != 0:
-            raise BrokerProvisioningError(
-                f"rabbitmqctl {' '.join(args)} failed (exit {done.returncode}):\n"
-                + tail(done.stdout + done.stderr, 15)
-            )
-        return done
+        return self._run_tool(
+            [str(ctl), "-n", self.node_name, *args],
+            what=f"rabbitmqctl {' '.join(args)}",
+            timeout=timeout,
+            cwd=self.base_dir,
+            check=check,
+        )
 
     def import_definitions(self, definitions: Mapping[str, Any]) -> None:
         """Apply a definitions document (queues, exchanges, bindings, policies...) live."""
@@ -484,6 +449,10 @@ class RabbitMQBroker(LocalBroker):
         return "\n".join(texts) or "(no node log)"
 
     # ------------------------------------------------------------------ internals
+
+    def _find_release(self) -> RabbitMQInstallation:
+        """Locate the installed release (never installs; see :func:`ensure_installation`)."""
+        return ensure_installation(install=False)
 
     def _prepare(self) -> None:
         self.fetch()
