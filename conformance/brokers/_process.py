@@ -218,7 +218,7 @@ class LocalBroker(Endpoint, Generic[R]):
         *,
         directory: str | os.PathLike[str] | None,
         keep_dir: bool,
-        release: R | None,
+        release: R | None = None,
         port: int | None = None,
         host: str = "127.0.0.1",
         username: str = "admin",
