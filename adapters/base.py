@@ -16,6 +16,8 @@ DelayForm = Literal["delivery-time", "scheduled-enqueue-time", "unsupported"]
 DeadLetterOutcome = Literal["rejected", "modified-failed-undeliverable", "none"]
 PublicationOption = Literal["all", "all_durable", "all_available"]
 
+# The connection capability a broker offers when it honours x-opt-delivery-time (Qpid JMS
+# asks for it); the one definition, also imported by jmspy._amqp.provider.
 DELAYED_DELIVERY = "DELAYED_DELIVERY"
 
 

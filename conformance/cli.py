@@ -27,7 +27,6 @@ from .context import Target, probe_capabilities
 from .model import BrokerRun, Report
 from .report import FORMATS, write_reports
 from .runner import LineProgress, new_report, run_target
-from .settings import ARTEMIS_TEST_ADDRESS_SETTINGS
 
 __all__ = ["main"]
 
@@ -92,91 +91,40 @@ def build_parser() -> argparse.ArgumentParser:
 def _provisioned(spec: str, args: argparse.Namespace) -> Iterator[Target | str]:
     """Yield a Target for ``spec``, or a one-line reason why it is unavailable; stop it after."""
     from jmspy.conformance.brokers import BrokerProvisioningError
+    from jmspy.conformance.brokers.started import started_broker
 
     kind = spec.strip()
     lowered = kind.lower()
-    broker: Any = None
-    try:
-        if lowered == "artemis":
-            _say("starting a local Apache Artemis ...")
-            broker = _provision_killable("artemis", broker_properties=ARTEMIS_TEST_ADDRESS_SETTINGS)
-            yield Target(
-                label=f"artemis {broker.version}",
-                kind="artemis",
-                url=broker.url,
-                username=broker.username,
-                password=broker.password,
-                adapter=args.adapter,
-                version=broker.version,
-                source="provisioned",
-                address_settings=True,
-                broker=broker,
-            )
-        elif lowered == "rabbitmq":
-            _say("starting a local RabbitMQ node ...")
-            broker = _provision_killable("rabbitmq")
-            yield Target(
-                label=f"rabbitmq {broker.version}",
-                kind="rabbitmq",
-                url=broker.url,
-                username=broker.username,
-                password=broker.password,
-                adapter=args.adapter,
-                version=broker.version,
-                source="provisioned",
-                broker=broker,
-            )
-        elif lowered == "container" or lowered.startswith("container:"):
-            from jmspy.conformance.brokers.container import (
-                ArtemisContainerBroker,
-                docker_available,
-            )
-
-            image = kind.partition(":")[2] or None
-            ok, reason = docker_available()
-            if not ok:
-                yield f"{kind}: {reason}"
-                return
-            _say(f"starting container {image or 'apache/artemis'} ...")
-            broker = ArtemisContainerBroker(image).start()
-            yield Target(
-                label=f"container {broker.image}",
-                kind="artemis",
-                url=broker.url,
-                username=broker.username,
-                password=broker.password,
-                adapter=args.adapter,
-                version=broker.version,
-                source="container",
-                broker=broker,
-            )
-        else:
-            yield f"{kind}: unknown broker (use artemis, rabbitmq or container[:IMAGE])"
-    except BrokerProvisioningError as exc:
-        yield f"{kind}: {str(exc).splitlines()[0]}"
-    finally:
-        if broker is not None:
-            with contextlib.suppress(Exception):
-                broker.stop()
+    in_container = lowered.startswith("container")
+    # A local broker on a port below the ephemeral range, so the FO checks can crash and
+    # restart it without a reconnecting client taking its port (port_below_ephemeral_range).
+    options: dict[str, Any] = {} if in_container else {"port": _killable_port()}
+    with contextlib.ExitStack() as stack:
+        try:
+            broker: Any = stack.enter_context(started_broker(kind, say=_say, **options))
+        except BrokerProvisioningError as exc:
+            yield f"{kind}: {str(exc).splitlines()[0]}"
+            return
+        yield Target(
+            label=f"container {broker.image}" if in_container else f"{lowered} {broker.version}",
+            kind=broker.kind,
+            url=broker.url,
+            username=broker.username,
+            password=broker.password,
+            adapter=args.adapter,
+            version=broker.version,
+            source="container" if in_container else "provisioned",
+            # started_broker gives a local Artemis the suite's address settings.
+            address_settings=lowered == "artemis",
+            broker=broker,
+        )
 
 
-def _provision_killable(kind: str, **options: Any) -> Any:
-    """Provision on a port below the ephemeral range, so the FO checks can crash and restart
-    the broker without a reconnecting client taking its port (see
-    port_below_ephemeral_range); a fixed port gets one launch attempt, so pick again when
-    it was taken meanwhile."""
-    from jmspy.conformance.brokers import BrokerProvisioningError, provision
+def _killable_port() -> int:
+    """A free port below the ephemeral range (see port_below_ephemeral_range)."""
     from jmspy.conformance.brokers.base import port_below_ephemeral_range
 
-    for attempt in range(3):
-        try:
-            return provision(kind, port=port_below_ephemeral_range(), **options)
-        except BrokerProvisioningError as exc:
-            text = str(exc)
-            taken = "port-taken" in text or "already in use" in text or "BindException" in text
-            if attempt == 2 or not taken:
-                raise
-    raise AssertionError("unreachable")
+    return port_below_ephemeral_range()
 
 
 def _say(message: str) -> None:

@@ -111,7 +111,7 @@ class ConnectionOptions(BaseModel):
     duplicate_detection: bool | None = Field(None, alias="jmspy.duplicateDetection")
 
     # Redelivery policy (jmspy.redelivery.RedeliveryPolicy): Qpid JMS's maxRedeliveries, and
-    # jmspy's names for the settings of the seed it implements.
+    # jmspy's names for the settings of the Artemis redelivery settings it implements.
     max_redeliveries: int | None = Field(
         None, alias="jms.redeliveryPolicy.maxRedeliveries", ge=-1, le=JAVA_INT_MAX
     )
@@ -134,7 +134,7 @@ class ConnectionOptions(BaseModel):
         """The factory-level policy from the options (validated; errors name the setting)."""
         attempts = self.max_delivery_attempts
         if attempts is None and self.max_redeliveries is not None:
-            # Qpid JMS counts redeliveries; the seed counts attempts (first delivery included).
+            # Qpid JMS counts redeliveries; Artemis counts attempts (first delivery included).
             attempts = -1 if self.max_redeliveries < 0 else self.max_redeliveries + 1
         settings = {
             "redelivery_delay": self.redelivery_delay,

@@ -1,10 +1,10 @@
 """Redelivery policy: delayed redelivery and a delivery-attempt limit, with the semantics of
-seed ``001_f5e7d75d159e267c.txt`` (Apache Artemis "Message Redelivery and Undelivered
+Apache ActiveMQ Artemis (its documentation's "Message Redelivery and Undelivered
 Messages").
 
 The delay before the n-th redelivery is computed by one pure function,
-:func:`redelivery_delay`, with an injectable random source so the seed's worked examples can
-be reproduced exactly::
+:func:`redelivery_delay`, with an injectable random source so the worked examples of Artemis's
+documentation can be reproduced exactly::
 
     delay = redelivery_delay * multiplier ** (n - 1)
     delay += delay * (±collision_avoidance_factor * random[0, 1))    # sign chosen at random
@@ -45,7 +45,7 @@ class DefaultRandom:
 class RedeliveryPolicy(BaseModel):
     """How failed deliveries are retried and when they give up.
 
-    ``max_delivery_attempts`` counts every delivery including the first (the seed's
+    ``max_delivery_attempts`` counts every delivery including the first (Artemis's
     ``max-delivery-attempts``; -1 = unlimited). ``None`` means "not set": the client then adds
     no limit of its own and the broker's settings decide (see the README's per-broker table),
     so a client-side limit never loses a message unless the application asks for one.
@@ -65,8 +65,8 @@ class RedeliveryPolicy(BaseModel):
     def _factor_in_range(cls, value: float) -> float:
         if not 0.0 <= value <= 1.0:
             raise ValueError(
-                f"collision avoidance factor {value} is outside 0.0..1.0 (seed 001: it must be "
-                "between 0.0 and 1.0)"
+                f"collision avoidance factor {value} is outside 0.0..1.0 (as in Artemis, it must "
+                "be between 0.0 and 1.0)"
             )
         return value
 
@@ -91,7 +91,7 @@ class RedeliveryPolicy(BaseModel):
 
     @property
     def effective_max_redelivery_delay(self) -> int:
-        """The seed's default: redelivery delay x 10."""
+        """Artemis's default: redelivery delay x 10."""
         if self.max_redelivery_delay is not None:
             return self.max_redelivery_delay
         return self.redelivery_delay * 10
@@ -114,7 +114,7 @@ def redelivery_delay(
     policy: RedeliveryPolicy, redelivery: int, random: RandomSource | None = None
 ) -> int:
     """Milliseconds to wait before the ``redelivery``-th redelivery (1 = after the first failed
-    attempt). Pure apart from the random source; the seed's formula exactly."""
+    attempt). Pure apart from the random source; Artemis's formula exactly."""
     if redelivery < 1:
         raise ValueError(f"redelivery number must be >= 1, got {redelivery}")
     base = policy.redelivery_delay

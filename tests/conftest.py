@@ -41,9 +41,6 @@ import pytest
 #: Tests under these directories are broker tests (marked ``broker``, counted, required).
 BROKER_TESTS_DIRS = (Path(__file__).parent / "broker", Path(__file__).parent / "failover")
 
-# Address settings the redelivery tests and the conformance checks rely on (one definition).
-from jmspy.conformance.settings import ARTEMIS_TEST_ADDRESS_SETTINGS  # noqa: E402
-
 _TRUE = ("1", "true", "yes", "on")
 
 
@@ -207,26 +204,14 @@ def broker(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
         return
 
     if mode == "container":
-        from jmspy.conformance.brokers.container import ArtemisContainerBroker, docker_available
+        from jmspy.conformance.brokers.started import DockerUnavailable
 
-        ok, reason = docker_available()
-        if not ok:
-            pytest.skip(f"--broker=container needs Docker: {reason}")
-        container = ArtemisContainerBroker().start()
         try:
-            info = BrokerInfo(
-                url=container.url,
-                username=container.username,
-                password=container.password,
-                kind=container.kind,
-                version=container.version,
-                source="container",
-                broker=container,
-            )
-            tally.info = info
-            yield info
-        finally:
-            container.stop()
+            with _started("container") as info:
+                tally.info = info
+                yield info
+        except DockerUnavailable as exc:  # raised by the start, before anything was yielded
+            pytest.skip(f"--broker=container needs Docker: {exc}")
         return
 
     with _local_artemis(config) as info:
@@ -237,21 +222,20 @@ def broker(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
 @pytest.fixture(scope="session")
 def local_artemis(request: pytest.FixtureRequest) -> Any:
     """``with local_artemis(**options) as info``: a private local Artemis made like the
-    session's (same address settings; ``options`` are ArtemisBroker keyword arguments),
+    session's (the suite's address settings; ``options`` are ArtemisBroker keyword arguments),
     stopped when the block ends; ``info.broker`` is the ArtemisBroker (kill, restart...)."""
     return functools.partial(_local_artemis, request.config)
 
 
 @contextlib.contextmanager
 def _local_artemis(config: pytest.Config, **options: Any) -> Iterator[BrokerInfo]:
-    from jmspy.conformance.brokers import ArtemisBroker, BrokerProvisioningError
+    from jmspy.conformance.brokers import BrokerProvisioningError
 
     error = config.stash[_TALLY].prefetch_error
     if error is not None:
         text = str(error) if isinstance(error, BrokerProvisioningError) else repr(error)
         raise BrokerProvisioningError(text) from error
-    options.setdefault("broker_properties", ARTEMIS_TEST_ADDRESS_SETTINGS)
-    with _started(ArtemisBroker(**options)) as info:
+    with _started("artemis", **options) as info:
         yield info
 
 
@@ -279,30 +263,28 @@ def rabbitmq(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
         yield info
         return
 
-    from jmspy.conformance.brokers import RabbitMQBroker
-
-    with _started(RabbitMQBroker()) as info:
+    with _started("rabbitmq") as info:
         tally.rabbitmq_info = info
         yield info
 
 
 @contextlib.contextmanager
-def _started(local: Any) -> Iterator[BrokerInfo]:
-    """Start a locally provisioned broker for the session and stop it afterwards, whatever
-    happens (a failed start is stopped too, so no process is left behind)."""
-    try:
-        local.start()
+def _started(spec: str, **options: Any) -> Iterator[BrokerInfo]:
+    """Start a broker for the session the way the conformance suite starts it (see
+    jmspy.conformance.brokers.started: artemis, rabbitmq or container) and stop it afterwards,
+    whatever happens (a failed start is stopped too, so no process is left behind)."""
+    from jmspy.conformance.brokers.started import started_broker
+
+    with started_broker(spec, **options) as local:
         yield BrokerInfo(
             url=local.url,
             username=local.username,
             password=local.password,
             kind=local.kind,
             version=local.version,
-            source="local",
+            source="container" if spec == "container" else "local",
             broker=local,
         )
-    finally:
-        local.stop()
 
 
 class _BrokerReportCounter:

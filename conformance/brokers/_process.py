@@ -22,13 +22,15 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Self
+from typing import Generic, Protocol, Self, TypedDict, TypeVar
 
 from .base import BrokerProvisioningError, Endpoint, free_port, port_accepts
 
 __all__ = [
     "PORT_TAKEN",
     "LocalBroker",
+    "LocalBrokerOptions",
+    "Release",
     "LogWindow",
     "Wait",
     "failure_report",
@@ -177,27 +179,53 @@ def _stop_owned() -> None:
             broker.stop(timeout=10.0)
 
 
-class LocalBroker(Endpoint):
+class Release(Protocol):
+    """What a local broker runs from: a release unpacked or installed on this machine."""
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def home(self) -> Path: ...
+
+
+R = TypeVar("R", bound=Release)
+
+
+class LocalBrokerOptions(TypedDict, total=False):
+    """The constructor arguments every local broker takes (defaults in :class:`LocalBroker`)."""
+
+    port: int | None
+    host: str
+    username: str
+    password: str
+    log: Callable[[str], None] | None
+
+
+class LocalBroker(Endpoint, Generic[R]):
     """A broker run as a local process group on ``host:port`` with a directory of its own.
 
     ``port=None`` picks a free port, and start() retries with another one when a launch
     attempt reports :data:`PORT_TAKEN`. A directory the broker made itself (``directory``
-    None) is deleted by stop() unless ``keep_dir``. Subclasses implement
+    None) is deleted by stop() unless ``keep_dir``. ``release`` is what it runs from, found
+    by :meth:`fetch` when not given. Subclasses implement :meth:`_find_release`,
     :meth:`_prepare` and :meth:`_launch_and_wait` (with :meth:`_spawn` and
-    :meth:`_await_ready`), and :attr:`version`.
+    :meth:`_await_ready`).
     """
 
     def __init__(
         self,
         *,
-        port: int | None,
-        host: str,
-        username: str,
-        password: str,
         directory: str | os.PathLike[str] | None,
         keep_dir: bool,
-        log: Callable[[str], None] | None,
+        release: R | None = None,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        username: str = "admin",
+        password: str = "admin",
+        log: Callable[[str], None] | None = None,
     ) -> None:
+        self._release: R | None = release
         self._host = host
         self._fixed_port = port is not None
         self._port = port if port is not None else free_port(host)
@@ -214,7 +242,8 @@ class LocalBroker(Endpoint):
 
     @property
     def version(self) -> str:
-        raise NotImplementedError
+        """The release's version; empty until the release is found (fetch/start)."""
+        return self._release.version if self._release is not None else ""
 
     @property
     def pid(self) -> int | None:
@@ -232,6 +261,13 @@ class LocalBroker(Endpoint):
         return f"<{type(self).__name__} {self.version or '?'} {self.url} {state}>"
 
     # ------------------------------------------------------------------ lifecycle
+
+    def fetch(self) -> R:
+        """Find the release to run (see :meth:`_find_release`), once; start() calls it."""
+        if self._release is None:
+            with self._timed("fetch"):
+                self._release = self._find_release()
+        return self._release
 
     def start(self, timeout: float = 60.0) -> Self:
         """Run the broker and return once it is ready for clients (a no-op when running)."""
@@ -347,6 +383,53 @@ class LocalBroker(Endpoint):
         return self._pgid
 
     # ------------------------------------------------------------------ for subclasses
+
+    def _find_release(self) -> R:
+        """Find (and if needed fetch) the release this broker runs from."""
+        raise NotImplementedError
+
+    def _directory(self, what: str, after: str) -> Path:
+        """The broker's own directory; a clear error while it does not exist yet."""
+        if self._dir is None:
+            raise BrokerProvisioningError(f"the {what} directory exists only after {after}")
+        return self._dir
+
+    def _child_env(self) -> dict[str, str]:
+        """The environment of the broker's processes and tools."""
+        return dict(os.environ)
+
+    def _run_tool(
+        self,
+        args: Sequence[str],
+        *,
+        what: str,
+        timeout: float,
+        cwd: Path | None = None,
+        check: bool = True,
+        tail_lines: int = 15,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run one of the release's command-line tools to completion in the broker's
+        environment; a tool that hangs, or fails when ``check``, raises an error naming
+        ``what`` with the end of its output."""
+        try:
+            done = subprocess.run(
+                list(args),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                env=self._child_env(),
+                stdin=subprocess.DEVNULL,
+                cwd=cwd,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise BrokerProvisioningError(f"{what} did not finish within {timeout:.0f}s") from exc
+        if check and done.returncode != 0:
+            raise BrokerProvisioningError(
+                f"{what} failed (exit {done.returncode}):\n"
+                + tail(done.stdout + done.stderr, tail_lines)
+            )
+        return done
 
     def _halt(self, timeout: float) -> None:
         """Stop the process group, if any, and forget it; the directory stays."""

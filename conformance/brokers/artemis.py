@@ -22,11 +22,12 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Unpack
 
 from ._process import (
     PORT_TAKEN,
     LocalBroker,
+    LocalBrokerOptions,
     LogWindow,
     Wait,
     failure_report,
@@ -424,7 +425,7 @@ def _remember(
 # --------------------------------------------------------------------------- the broker
 
 
-class ArtemisBroker(LocalBroker):
+class ArtemisBroker(LocalBroker[ArtemisDistribution]):
     """One local Artemis instance with a single AMQP-capable acceptor.
 
     >>> with ArtemisBroker() as broker:          # fetches, creates and starts
@@ -444,10 +445,6 @@ class ArtemisBroker(LocalBroker):
     def __init__(
         self,
         *,
-        port: int | None = None,
-        host: str = "127.0.0.1",
-        username: str = "admin",
-        password: str = "admin",
         instance_dir: str | os.PathLike[str] | None = None,
         broker_properties: Iterable[str] = (),
         java_memory: str = "512M",
@@ -456,23 +453,16 @@ class ArtemisBroker(LocalBroker):
         cache_root: str | os.PathLike[str] | None = None,
         distribution: ArtemisDistribution | None = None,
         keep_instance: bool = False,
-        log: Callable[[str], None] | None = None,
+        **common: Unpack[LocalBrokerOptions],
     ) -> None:
         super().__init__(
-            port=port,
-            host=host,
-            username=username,
-            password=password,
-            directory=instance_dir,
-            keep_dir=keep_instance,
-            log=log,
+            directory=instance_dir, keep_dir=keep_instance, release=distribution, **common
         )
         self._properties = list(broker_properties)
         self._java_memory = java_memory
         self._java_options = java_options
         self._versions = tuple(versions) if versions else None
         self._cache_root = Path(cache_root) if cache_root else None
-        self._distribution = distribution
         self._created = False
         self._java: Path | None = None
         # Steps run on the instance directory after 'artemis create' (see add_setup).
@@ -481,19 +471,12 @@ class ArtemisBroker(LocalBroker):
     # ------------------------------------------------------------------ properties
 
     @property
-    def version(self) -> str:
-        """The Artemis release; empty until the distribution is resolved (fetch/create/start)."""
-        return self._distribution.version if self._distribution else ""
-
-    @property
     def distribution(self) -> ArtemisDistribution | None:
-        return self._distribution
+        return self._release
 
     @property
     def instance_dir(self) -> Path:
-        if self._dir is None:
-            raise BrokerProvisioningError("the instance directory exists only after create()")
-        return self._dir
+        return self._directory("instance", "create()")
 
     @property
     def log_path(self) -> Path:
@@ -501,15 +484,6 @@ class ArtemisBroker(LocalBroker):
         return self.instance_dir / "log" / "console.log"
 
     # ------------------------------------------------------------------ lifecycle
-
-    def fetch(self) -> ArtemisDistribution:
-        """Resolve (and if needed download) the distribution."""
-        if self._distribution is None:
-            with self._timed("fetch"):
-                self._distribution = ensure_distribution(
-                    self._versions, root=self._cache_root, log=self._log
-                )
-        return self._distribution
 
     def add_broker_properties(self, lines: Iterable[str]) -> None:
         """More ``broker.properties`` lines; only before start()."""
@@ -567,25 +541,7 @@ class ArtemisBroker(LocalBroker):
             self._java_memory,
         ]
         started = time.monotonic()
-        try:
-            done = subprocess.run(
-                args,
-                capture_output=True,
-                text=True,
-                timeout=180,
-                check=False,
-                env=self._child_env(),
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise BrokerProvisioningError(
-                f"'artemis create' did not finish within 180s in {self._dir}"
-            ) from exc
-        if done.returncode != 0:
-            raise BrokerProvisioningError(
-                f"'artemis create' failed (exit {done.returncode}) in {self._dir}:\n"
-                + tail(done.stdout + done.stderr, 30)
-            )
+        self._run_tool(args, what=f"'artemis create' in {self._dir}", timeout=180, tail_lines=30)
         self.timings["create"] = time.monotonic() - started
         self._created = True
         self._write_properties()
@@ -600,6 +556,10 @@ class ArtemisBroker(LocalBroker):
             return "(no broker log)"
 
     # ------------------------------------------------------------------ internals
+
+    def _find_release(self) -> ArtemisDistribution:
+        """Resolve (and if needed download) the distribution."""
+        return ensure_distribution(self._versions, root=self._cache_root, log=self._log)
 
     def _prepare(self) -> None:
         self.create()

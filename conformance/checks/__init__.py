@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     delivery_delay,
     failover,
     jms_api,
+    jms_api_send_receive,
     redelivery,
     security,
     wire,

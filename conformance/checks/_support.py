@@ -1,4 +1,5 @@
-"""Small helpers shared by the check modules: listeners that record, timing, draining."""
+"""Small helpers shared by the check modules: listeners that record, timing, draining, a
+session on a fresh queue."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import time
 from typing import Any
 
 import jmspy
+
+from ..context import CheckContext
 
 #: A delivery observed earlier than its due time by more than this is early (same machine
 #: clock for broker and client; the margin covers millisecond rounding).
@@ -141,3 +144,10 @@ def wait_buffered(consumer: Any, count: int, timeout: float = 5.0) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+def queue_session(ctx: CheckContext, *args: Any) -> tuple[Any, Any, Any]:
+    """(connection, session, queue) on a fresh unique queue."""
+    connection = ctx.connection()
+    session = connection.createSession(*args)
+    return connection, session, session.createQueue(ctx.name())

@@ -154,7 +154,7 @@ def rd5(ctx: CheckContext) -> Verdict:
     ctx.expect_equal(
         [redelivery_delay(doubling, n) for n in (1, 2, 3)],
         [5000, 10000, 15000],
-        "seed example 1 (5000 ms, x2, max 15000)",
+        "Artemis documentation example 1 (5000 ms, x2, max 15000)",
     )
     scripted = _ScriptedRandom([(False, 0.25), (True, 0.75), (False, 0.05)])
     varied = RedeliveryPolicy.create(
@@ -166,7 +166,7 @@ def rd5(ctx: CheckContext) -> Verdict:
     ctx.expect_equal(
         [redelivery_delay(varied, n, scripted) for n in (1, 2, 3)],
         [875, 1375, 975],
-        "seed example 2 (1000 ms, factor 0.5, draws -.25, +.75, -.05)",
+        "Artemis documentation example 2 (1000 ms, factor 0.5, draws -.25, +.75, -.05)",
     )
     default_cap = RedeliveryPolicy.create(redelivery_delay=100, redelivery_delay_multiplier=4)
     ctx.expect_equal(
@@ -174,7 +174,7 @@ def rd5(ctx: CheckContext) -> Verdict:
         [100, 400, 1000],
         "default max_redelivery_delay = delay x 10",
     )
-    return passed("both worked examples of the seed and the default cap reproduced")
+    return passed("both worked examples of Artemis's documentation and the default cap reproduced")
 
 
 @check("RD-6")

@@ -36,6 +36,7 @@ from proton import (
 
 from .. import __version__
 from .._limits import MIN_REMOTE_IDLE_TIMEOUT_MS
+from ..adapters.base import DELAYED_DELIVERY
 from ..errors import (
     IllegalStateException,
     InvalidClientIDException,
@@ -58,7 +59,7 @@ log = logging.getLogger("jmspy.provider")
 
 # Connection capabilities (Qpid JMS asks for the same four).
 SOLE_CONNECTION = "sole-connection-for-container"
-DELAYED_DELIVERY = "DELAYED_DELIVERY"
+# DELAYED_DELIVERY is imported: defined once, with the broker profiles that also look for it.
 ANONYMOUS_RELAY = "ANONYMOUS-RELAY"
 SHARED_SUBS = "SHARED-SUBS"
 DESIRED_CAPABILITIES = (SOLE_CONNECTION, DELAYED_DELIVERY, ANONYMOUS_RELAY, SHARED_SUBS)

@@ -11,7 +11,6 @@ Where each piece runs (see the README section "Spark"):
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
 import uuid
@@ -209,15 +208,28 @@ class JmsStreamReader(DataSourceStreamReader, _AvailableNow):
 def _close_on_sigterm(consumer: StreamConsumer) -> None:
     """Spark often ends the runner with SIGTERM instead of calling stop(): close the
     connection first (a bounded wait), so the broker gets the unacknowledged messages back
-    at once and counts the attempt."""
+    at once and counts the attempt.
+
+    The signal is then handed back to the disposition it had before: the process ends (or
+    carries on) exactly as it would have without this handler, only after the close. With
+    the default disposition, which Spark's Python workers use, SIGTERM ends the process.
+    """
     if threading.current_thread() is not threading.main_thread():
         return
+    previous = signal.getsignal(signal.SIGTERM)
 
     def on_term(signum: int, frame: Any) -> None:
         closer = threading.Thread(target=consumer.close, name="jmspy-spark-close", daemon=True)
         closer.start()
         closer.join(5.0)
-        os._exit(0)
+        # None: a handler installed outside Python, which cannot be reinstated; the default
+        # disposition is what such a process would most likely have had.
+        restored = signal.SIG_DFL if previous is None else previous
+        signal.signal(signal.SIGTERM, restored)
+        if restored is signal.SIG_DFL:
+            signal.raise_signal(signal.SIGTERM)
+        elif callable(restored):
+            restored(signum, frame)
 
     signal.signal(signal.SIGTERM, on_term)
 

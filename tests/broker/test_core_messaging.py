@@ -282,9 +282,7 @@ def test_auto_and_dups_ok_acknowledge_consume_messages(
         assert session.createConsumer(session.createQueue(unique_name)).receive(500) is None
 
 
-def test_message_listener_receives_on_the_session_thread(
-    connection: Any, unique_name: str
-) -> None:
+def test_message_listener_receives_on_the_session_thread(connection: Any, unique_name: str) -> None:
     session = connection.createSession()
     queue = session.createQueue(unique_name)
     received: list[str] = []

@@ -1,5 +1,5 @@
-"""Redelivery and dead letters on Artemis (seed 001): the broker's address settings, the
-client's failed-delivery reporting, and a client-side policy on top.
+"""Redelivery and dead letters on Artemis (as its redelivery documentation describes them): the
+broker's address settings, the client's failed-delivery reporting, and a client-side policy on top.
 
 The session's Artemis is started with address settings per queue-name prefix (see
 ARTEMIS_TEST_ADDRESS_SETTINGS in tests/conftest.py): ``jmspy.rd.delay.*`` delay 400 ms,

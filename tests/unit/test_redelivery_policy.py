@@ -1,4 +1,4 @@
-"""RedeliveryPolicy and the delay formula of seed 001 (no broker)."""
+"""RedeliveryPolicy and the delay formula of Artemis's redelivery documentation (no broker)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from jmspy.redelivery import DefaultRandom, RedeliveryPolicy, redelivery_delay
 
 
 class ScriptedRandom:
-    """Plays back the java.util.Random draws of the seed's example: (sign, fraction) pairs."""
+    """Plays back the java.util.Random draws of Artemis's example: (sign, fraction) pairs."""
 
     def __init__(self, draws: list[tuple[bool, float]]) -> None:
         self._draws = list(draws)
@@ -26,14 +26,14 @@ class ScriptedRandom:
         return value
 
 
-def test_seed_example_multiplier_and_maximum() -> None:
+def test_artemis_example_multiplier_and_maximum() -> None:
     policy = RedeliveryPolicy.create(
         redelivery_delay=5000, redelivery_delay_multiplier=2, max_redelivery_delay=15000
     )
     assert [redelivery_delay(policy, n) for n in (1, 2, 3)] == [5000, 10000, 15000]
 
 
-def test_seed_example_collision_avoidance() -> None:
+def test_artemis_example_collision_avoidance() -> None:
     policy = RedeliveryPolicy.create(
         redelivery_delay=1000,
         redelivery_delay_multiplier=1,
@@ -44,7 +44,7 @@ def test_seed_example_collision_avoidance() -> None:
     assert [redelivery_delay(policy, n, draws) for n in (1, 2, 3)] == [875, 1375, 975]
 
 
-def test_defaults_are_the_seeds() -> None:
+def test_defaults_are_artemis() -> None:
     policy = RedeliveryPolicy()
     assert policy.redelivery_delay == 0
     assert policy.redelivery_delay_multiplier == 1.0
