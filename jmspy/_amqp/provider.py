@@ -990,8 +990,10 @@ class AmqpSession:
 
 
 # Everything of an attach frame but its strings (performative, terminus fields, outcomes,
-# settle modes, frame header): a conservative allowance.
-_ATTACH_OVERHEAD = 1024
+# default outcome, settle modes, frame header): about 180 bytes encoded; twice that as a
+# conservative allowance that still fits AMQP's smallest max-frame-size (512) for ordinary
+# names (1024 refused every link on a broker that echoes a client's 512).
+_ATTACH_OVERHEAD = 384
 
 
 def _attach_size_estimate(spec: LinkSpec) -> int:
