@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from . import rules
 from ._amqp.codec import encode_message, node_address
 from ._amqp.engine import Completion
-from ._amqp.provider import ANONYMOUS_RELAY, DELAYED_DELIVERY, AmqpSender, LinkSpec
+from ._amqp.provider import ANONYMOUS_RELAY, AmqpSender, LinkSpec
 from ._limits import check_milliseconds, saturating_add
+from .adapters.base import DELAYED_DELIVERY
 from .connection import SESSION_TRANSACTED
 from .destination import Destination
 from .errors import (

@@ -1,0 +1,463 @@
+"""A consumer link: the credit window (prefetch), drains, and settlement of received
+deliveries with the outcome the JMS layer chose."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from proton import (
+    Delivery,
+    Described,
+    Link,
+    Terminus,
+    symbol,
+    ulong,
+)
+
+from ..errors import (
+    JMSException,
+)
+from .attach_amender import Amendment
+from .engine import Completion
+from .links import _LinkBase
+from .terms import (
+    ACCEPTED_CODE,
+    JMS_SELECTOR_CODE,
+    JMS_SELECTOR_KEY,
+    NO_LOCAL_CODE,
+    NO_LOCAL_KEY,
+    OUTCOMES,
+    TRANSACTIONAL_STATE,
+    InboundDelivery,
+    LinkSpec,
+    _put_symbols,
+)
+
+if TYPE_CHECKING:
+    from .session import AmqpSession
+
+log = logging.getLogger("jmspy.provider")
+
+
+class AmqpReceiver(_LinkBase):
+    """A consumer link with a credit window (the prefetch)."""
+
+    def __init__(
+        self,
+        session: AmqpSession,
+        spec: LinkSpec,
+        prefetch: int,
+        decode: Callable[[bytes], Any],
+        on_message: Callable[[InboundDelivery], None],
+        on_closed: Callable[[JMSException], None],
+    ) -> None:
+        super().__init__(session, spec)
+        self.prefetch = prefetch
+        self._decode = decode
+        self._on_message = on_message
+        self._on_closed = on_closed
+        self._credit_to_return = 0
+        self._credit_lock = threading.Lock()
+        self._drain: Completion[None] | None = None
+        self._pulling = False
+        # A drain whose caller gave up before the peer answered (engine thread only).
+        self._drain_abandoned = False
+        self.open_deliveries: set[InboundDelivery] = set()
+        # Set by the consumer: called on the engine thread when the transport is lost.
+        self.on_interrupted: Callable[[JMSException], None] | None = None
+        # From the broker profile (link_profile): whether modified and drain may be used.
+        self.modified_outcome = bool(spec.extra.get("modified_outcome", True))
+        self.drain_supported = bool(spec.extra.get("drain", True))
+
+    def _remote_terminus(self) -> Any:
+        return self.link.remote_source
+
+    def _do_attach(self, completion: Completion[None]) -> None:
+        self._attach = completion
+        link = self.session._proton.receiver(self.spec.name)
+        self._register(link)
+        source = link.source
+        spec = self.spec
+        amender = self.connection.engine.amender
+        if spec.lookup:
+            source.type = Terminus.UNSPECIFIED  # encoded as a null source
+            if spec.extra.get("desired_capabilities"):
+                amender.register(
+                    spec.name,
+                    Amendment(desired_capabilities=tuple(spec.extra["desired_capabilities"])),
+                )
+            link.target.address = None
+            link.snd_settle_mode = Link.SND_UNSETTLED
+            link.rcv_settle_mode = Link.RCV_FIRST
+            link.open()
+            return
+        if spec.address is not None:
+            source.address = spec.address
+        if spec.dynamic:
+            source.dynamic = True
+        if spec.capabilities:
+            _put_symbols(source.capabilities, spec.capabilities)
+        _put_symbols(source.outcomes, OUTCOMES)
+        if spec.durable:
+            source.durability = Terminus.DELIVERIES
+            source.expiry_policy = Terminus.EXPIRE_NEVER
+        else:
+            source.durability = Terminus.NONDURABLE
+            source.expiry_policy = Terminus.EXPIRE_WITH_LINK
+        if spec.distribution_copy:
+            source.distribution_mode = Terminus.DIST_MODE_COPY
+        if spec.selector or spec.no_local:
+            filters = source.filter
+            filters.put_map()
+            filters.enter()
+            if spec.selector:
+                filters.put_symbol(symbol(JMS_SELECTOR_KEY))
+                filters.put_described()
+                filters.enter()
+                filters.put_ulong(ulong(JMS_SELECTOR_CODE))
+                filters.put_string(spec.selector)
+                filters.exit()
+            if spec.no_local:
+                filters.put_symbol(symbol(NO_LOCAL_KEY))
+                filters.put_described()
+                filters.enter()
+                filters.put_ulong(ulong(NO_LOCAL_CODE))
+                filters.put_string("NoLocalFilter{}")
+                filters.exit()
+            filters.exit()
+        link.target.address = None
+        # As Qpid JMS: an unsettled delivery the link leaves behind counts as a failed attempt.
+        amender.register(spec.name, Amendment(default_outcome_modified_failed=True))
+        link.snd_settle_mode = Link.SND_SETTLED if spec.presettled else Link.SND_UNSETTLED
+        link.rcv_settle_mode = Link.RCV_FIRST
+        link.open()
+        if self.prefetch > 0:
+            link.flow(self.prefetch)
+        elif self._pulling:
+            link.flow(1)  # a receive was waiting when the link was re-created
+
+    @property
+    def remote_address(self) -> str | None:
+        source = self.link.remote_source
+        return source.address if source is not None else None
+
+    def _on_remote_open(self) -> None:
+        super()._on_remote_open()
+
+    def _on_flow(self) -> None:
+        if self._drain is not None and self.link.credit == 0:
+            self._end_drain()
+
+    def _end_drain(self) -> None:
+        """The peer answered the drain (flow with no credit left, or transfers using it up)."""
+        drain, self._drain = self._drain, None
+        if self._drain_abandoned:
+            # The caller stopped waiting (receive timeout): nobody restores the window, and a
+            # link left without credit would starve every later receive.
+            self._drain_abandoned = False
+            self._do_restore_credit()
+        if drain is not None:
+            drain.succeed(None)
+
+    def _on_delivery(self, delivery: Delivery) -> None:
+        if not delivery.readable or delivery.partial:
+            return
+        link = self.link
+        payload = link.recv(delivery.pending)
+        link.advance()
+        self._pulling = False
+        if delivery.aborted:
+            delivery.settle()
+            return
+        try:
+            message = self._decode(payload)
+        except Exception as exc:  # an undecodable transfer must never stop the engine
+            log.warning(
+                "could not decode a message on %r, settling it modified(delivery-failed, "
+                "undeliverable-here): %s",
+                self.spec.address,
+                exc,
+            )
+            delivery.local.failed = True
+            delivery.local.undeliverable = True
+            delivery.update(Delivery.MODIFIED)
+            delivery.settle()
+            self._return_credit_now(1)
+            return
+        inbound = InboundDelivery(
+            delivery, message, self, False, time.monotonic(), self.connection.epoch
+        )
+        self.open_deliveries.add(inbound)
+        self._on_message(inbound)
+        # A drain also ends when the transfers use up the credit: the peer then owes no flow
+        # frame, so waiting for one would wait for the drain timeout.
+        if self._drain is not None and link.credit == 0:
+            self._end_drain()
+
+    def _return_credit_now(self, count: int) -> None:
+        if self.prefetch > 0 and not self.closed and self.link.state & Link.LOCAL_ACTIVE:
+            self.link.flow(count)
+
+    # ---- API side: settlement and credit ------------------------------------------------
+
+    def credit_consumed(self, count: int = 1) -> None:
+        """Called when the application took messages out of the local buffer; credit is
+        returned in batches of half the prefetch to avoid a flow frame per message."""
+        if self.prefetch <= 0:
+            return
+        with self._credit_lock:
+            self._credit_to_return += count
+            if self._credit_to_return < max(1, self.prefetch // 2):
+                return
+            amount = self._credit_to_return
+            self._credit_to_return = 0
+        epoch = self.connection.epoch
+
+        def do_flow() -> None:
+            # Credit counted before a reconnect is void: the re-attach grants a full window.
+            if epoch != self.connection.epoch:
+                return
+            if not self.closed and self.failure is None and self.link.state & Link.LOCAL_ACTIVE:
+                self.link.flow(amount)
+
+        try:
+            self.connection.submit(do_flow)
+        except JMSException:
+            pass
+
+    def settle(
+        self,
+        inbound: InboundDelivery,
+        outcome: str,
+        failed: bool = True,
+        undeliverable: bool = False,
+        txn_id: bytes | None = None,
+    ) -> None:
+        """Settle a delivery with accepted / released / rejected / modified (any thread)."""
+
+        def do_settle() -> None:
+            _settle_now(inbound, outcome, failed, undeliverable, txn_id)
+
+        try:
+            self.connection.submit(do_settle)
+        except JMSException:
+            pass
+
+    def settle_later(
+        self,
+        inbound: InboundDelivery,
+        delay_ms: int,
+        outcome: str,
+        failed: bool = True,
+        undeliverable: bool = False,
+    ) -> None:
+        """Settle after a delay (a client-side redelivery delay on top of the broker's)."""
+        self.run_later(delay_ms, lambda: _settle_now(inbound, outcome, failed, undeliverable))
+
+    def run_later(self, delay_ms: int, work: Callable[[], None]) -> None:
+        """Run work on the engine thread after ``delay_ms`` (0: as soon as possible)."""
+        engine = self.connection.engine
+
+        def schedule() -> None:
+            engine.schedule(max(0, delay_ms) / 1000.0, work)
+
+        try:
+            self.connection.submit(schedule)
+        except JMSException:
+            pass
+
+    def settle_many(
+        self,
+        inbounds: list[InboundDelivery],
+        outcome: str,
+        failed: bool = True,
+        undeliverable: bool = False,
+        txn_id: bytes | None = None,
+    ) -> None:
+        if not inbounds:
+            return
+
+        def do_settle() -> None:
+            for inbound in inbounds:
+                _settle_now(inbound, outcome, failed, undeliverable, txn_id)
+
+        try:
+            self.connection.submit(do_settle)
+        except JMSException:
+            pass
+
+    def pull(self, timeout_ms: int | None) -> None:
+        """Grant one credit (prefetch 0 consumers) and, with a timeout, drain after it."""
+
+        def do_flow() -> None:
+            self._pulling = True
+            if self.link.credit <= 0:
+                self.link.flow(1)
+
+        self.connection.submit(do_flow)
+
+    def drain(self, timeout_ms: int, pull_one: bool = True, quiet_timeout: bool = False) -> None:
+        """Ask the peer to use up or return the outstanding credit now, and wait for it.
+
+        Used by receiveNoWait/receive(timeout) so that messages sitting on the broker are
+        fetched before the call returns null, then the credit window is restored. With
+        ``quiet_timeout`` a peer that does not answer within ``timeout_ms`` ends the wait
+        without an error (receive returns null); the late answer still restores the window."""
+        if not self.drain_supported:
+            return  # the broker cannot drain: only what already arrived counts
+        if self.connection.interrupted:
+            return  # failover is reconnecting: there is no broker to ask right now
+
+        def do_drain(completion: Completion[None]) -> None:
+            link = self.link
+            if self.failure is not None:
+                completion.fail(self.failure)
+                return
+            if self._drain is not None:
+                # An earlier drain is still unanswered: its answer ends this wait too; a second
+                # drain request would make that answer ambiguous.
+                self._drain.succeed(None)
+                self._drain = completion
+                self._drain_abandoned = False
+                return
+            if link.credit == 0:
+                if not pull_one:
+                    completion.succeed(None)
+                    return
+                link.flow(1)
+            self._drain = completion
+            link.drain(0)
+            if link.credit == 0:
+                self._drain = None
+                completion.succeed(None)
+
+        def abandon() -> None:
+            if self._drain is not None:
+                self._drain_abandoned = True
+
+        try:
+            self.connection.run(
+                do_drain, f"draining consumer link {self.spec.address!r}", timeout_ms
+            )
+        except JMSException:
+            connection = self.connection
+            if self.failure is not None or (
+                not connection.engine.running and not connection.interrupted
+            ):
+                raise
+            try:
+                self.connection.submit(abandon)
+            except JMSException:
+                pass
+            if not quiet_timeout or self.connection.failure is not None:
+                raise
+            log.debug("no drain answer on %r within %s ms", self.spec.address, timeout_ms)
+
+    def ensure_window(self, minimum: int) -> None:
+        """Grow the credit window to at least ``minimum`` (a batch listener needs room for
+        full batches whatever the prefetch)."""
+        if self.prefetch >= minimum:
+            return
+        extra = minimum - self.prefetch
+        self.prefetch = minimum
+
+        def do_flow() -> None:
+            if not self.closed and self.failure is None and self.link.state & Link.LOCAL_ACTIVE:
+                self.link.flow(extra)
+
+        self.connection.submit(do_flow)
+
+    def restore_credit(self) -> None:
+        try:
+            self.connection.submit(self._do_restore_credit)
+        except JMSException:
+            pass
+
+    buffered_count: Callable[[], int] = staticmethod(lambda: 0)
+
+    def _do_restore_credit(self) -> None:
+        link = self.link
+        if self._drain is not None:
+            return  # the drain's answer would cancel the credit; restored when it comes
+        if self.prefetch > 0 and not self.closed and link.state & Link.LOCAL_ACTIVE:
+            want = self.prefetch - link.credit - link.queued
+            with self._credit_lock:
+                want -= self._credit_to_return
+            # Messages already in the local buffer still count against the window.
+            want -= self.buffered_count()
+            if want > 0:
+                link.flow(want)
+
+    def stop_credit(self, timeout_ms: int) -> None:
+        """Drain the link so the peer sends nothing more (used by close and rollback)."""
+        try:
+            self.drain(timeout_ms, pull_one=False)
+        except JMSException as exc:
+            log.debug("drain before close failed: %s", exc)
+
+    def _on_interrupted(self, error: JMSException) -> None:
+        """Engine thread: the transport is lost. Unsettled deliveries go back to the broker
+        with it (it redelivers them); a drain in progress has nothing left to wait for."""
+        super()._on_interrupted(error)
+        self.open_deliveries.clear()
+        with self._credit_lock:
+            self._credit_to_return = 0
+        if self._drain is not None:
+            self._drain.succeed(None)
+            self._drain = None
+        if self.on_interrupted is not None:
+            try:
+                self.on_interrupted(error)
+            except Exception:
+                log.exception("consumer interruption callback raised")
+
+    def _on_failed(self, error: JMSException) -> None:
+        super()._on_failed(error)
+        if self._drain is not None:
+            self._drain.fail(error)
+            self._drain = None
+        try:
+            self._on_closed(error)
+        except Exception:
+            log.exception("consumer close callback raised")
+
+
+def _settle_now(
+    inbound: InboundDelivery,
+    outcome: str,
+    failed: bool,
+    undeliverable: bool,
+    txn_id: bytes | None = None,
+) -> None:
+    if inbound.settled:
+        return
+    inbound.settled = True
+    receiver = inbound.receiver
+    receiver.open_deliveries.discard(inbound)
+    delivery = inbound.delivery
+    if receiver.failure is not None or inbound.epoch != receiver.connection.epoch:
+        # Failed link, or a delivery of a transport failover has replaced: nothing to settle
+        # (the broker puts the message back and redelivers it).
+        return
+    if outcome == "modified" and not inbound.receiver.modified_outcome:
+        # The broker does not know the modified outcome: the nearest it understands.
+        outcome = "rejected" if undeliverable else "released"
+    if txn_id is not None and outcome == "accepted":
+        # transactional-state(txn-id, accepted): the acknowledgement takes effect at commit.
+        delivery.local.data = cast(Any, [txn_id, Described(ulong(ACCEPTED_CODE), [])])
+        delivery.update(TRANSACTIONAL_STATE)
+    elif outcome == "accepted":
+        delivery.update(Delivery.ACCEPTED)
+    elif outcome == "released":
+        delivery.update(Delivery.RELEASED)
+    elif outcome == "rejected":
+        delivery.update(Delivery.REJECTED)
+    else:
+        delivery.local.failed = failed
+        delivery.local.undeliverable = undeliverable
+        delivery.update(Delivery.MODIFIED)
+    delivery.settle()

@@ -1,0 +1,326 @@
+"""A producer link: sends queued in an outbox, written as credit allows, kept until the peer
+settles them (and resent after a reconnect)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from proton import (
+    Delivery,
+    Link,
+    Terminus,
+    symbol,
+)
+
+from ..errors import (
+    IllegalStateException,
+    JMSException,
+    TransactionRolledBackException,
+)
+from .engine import Completion, EngineStopped
+from .links import _LinkBase
+from .terms import (
+    OUTCOMES,
+    REJECTED_CODE,
+    TRANSACTIONAL_STATE,
+    LinkSpec,
+    _put_symbols,
+    _symbols_of,
+    _transactional_outcome,
+    error_for_condition,
+)
+
+if TYPE_CHECKING:
+    from .session import AmqpSession
+
+log = logging.getLogger("jmspy.provider")
+
+
+@dataclass(slots=True, eq=False)
+class PendingSend:
+    """One transfer from send() until the peer settles it (kept for resending after a
+    reconnect). ``txn_epoch`` is set for transactional sends."""
+
+    payload: bytes
+    completion: Completion[None] | None
+    txn_id: bytes | None
+    txn_epoch: int | None
+    withdrawn: bool = False
+
+
+class AmqpSender(_LinkBase):
+    """A producer link. Sends are queued in the outbox and written as credit allows."""
+
+    def __init__(self, session: AmqpSession, spec: LinkSpec, max_in_flight: int) -> None:
+        super().__init__(session, spec)
+        self._outbox: list[PendingSend] = []
+        self._outbox_lock = threading.Lock()
+        self._flush_scheduled = False
+        self._tags = itertools.count(1)
+        # Written, not yet settled by the peer, in send order (resent after a reconnect).
+        self._unsettled: dict[Any, PendingSend] = {}
+        self._in_flight = threading.BoundedSemaphore(max_in_flight)
+        self.async_failure_handler: Callable[[JMSException], None] | None = None
+        self.txn_failure_handler: Callable[[JMSException], None] | None = None
+        # Some brokers (Qpid Broker-J) offer DELAYED_DELIVERY per link, in the target's
+        # capabilities; proton-c cannot read link-level offered capabilities.
+        self.target_capabilities: set[str] = set()
+
+    def _remote_terminus(self) -> Any:
+        return self.link.remote_target
+
+    def _on_remote_open(self) -> None:
+        target = self.link.remote_target
+        if target is not None:
+            try:
+                data = target.capabilities
+                data.rewind()
+                self.target_capabilities = _symbols_of(data.get_object() if data.next() else None)
+            except Exception:  # an odd capabilities encoding must not fail the attach
+                self.target_capabilities = set()
+        super()._on_remote_open()
+
+    def _do_attach(self, completion: Completion[None]) -> None:
+        self._attach = completion
+        link = self.session._proton.sender(self.spec.name)
+        self._register(link)
+        target = link.target
+        if self.spec.address is not None:
+            target.address = self.spec.address
+        if self.spec.dynamic:
+            # A temporary destination: the broker names the node and deletes it when this link
+            # is closed (delete-on-close, expiry link-detach), as Qpid JMS asks.
+            target.dynamic = True
+            target.expiry_policy = Terminus.EXPIRE_WITH_LINK
+            props = target.properties
+            props.put_map()
+            props.enter()
+            props.put_symbol(symbol("lifetime-policy"))
+            props.put_described()
+            props.enter()
+            props.put_symbol(symbol("amqp:delete-on-close:list"))
+            props.put_list()
+            props.exit()
+            props.exit()
+        if self.spec.capabilities:
+            _put_symbols(target.capabilities, self.spec.capabilities)
+        source = link.source
+        source.address = None
+        _put_symbols(source.outcomes, OUTCOMES)
+        link.snd_settle_mode = Link.SND_UNSETTLED
+        link.rcv_settle_mode = Link.RCV_FIRST
+        link.open()
+
+    @property
+    def remote_address(self) -> str | None:
+        target = self.link.remote_target
+        return target.address if target is not None else None
+
+    def send(
+        self,
+        payload: bytes,
+        sync: bool,
+        timeout_ms: int,
+        txn_id: bytes | None = None,
+        track: Completion[None] | None = None,
+        epoch: int | None = None,
+    ) -> None:
+        """Queue a transfer. A sync send waits for the peer's outcome; an async one does not
+        but is bounded by the in-flight limit, so a slow peer slows the producer down.
+
+        ``epoch`` (transactional sends): the connection epoch the transaction was declared in;
+        a send of a transaction that a reconnect has lost is dropped with it."""
+        if self.failure is not None:
+            raise IllegalStateException(
+                f"the producer link to {self.spec.address!r} has failed: {self.failure.reason}",
+                linked=self.failure,
+            )
+        timeout_s = timeout_ms / 1000.0
+        if not self._in_flight.acquire(timeout=timeout_s):
+            raise JMSException(
+                f"send to {self.spec.address!r} timed out after {timeout_ms} ms waiting for the "
+                "peer to settle earlier sends (jms.sendTimeout)"
+            )
+        completion: Completion[None] | None = Completion() if sync else track
+        pending = PendingSend(payload, completion, txn_id, epoch)
+        with self._outbox_lock:
+            self._outbox.append(pending)
+            schedule = not self._flush_scheduled
+            self._flush_scheduled = True
+        if schedule:
+            try:
+                self.connection.submit(self._do_flush)
+            except JMSException:
+                with self._outbox_lock:
+                    self._flush_scheduled = False
+                    if pending in self._outbox:
+                        self._outbox.remove(pending)
+                self._in_flight.release()
+                raise
+        if sync and completion is not None:
+            try:
+                completion.wait(timeout_s, lambda: self._send_timed_out(pending, timeout_ms))
+            except EngineStopped as exc:
+                raise self.connection._failure_or(exc) from None
+
+    def _send_timed_out(self, pending: PendingSend, timeout_ms: int) -> JMSException:
+        """A sync send got no outcome in time. If it never left the client it is withdrawn
+        (certainly not sent); if it was written, its outcome is unknown and said so."""
+        with self._outbox_lock:
+            if pending in self._outbox:
+                self._outbox.remove(pending)
+                pending.withdrawn = True
+                self._in_flight.release()
+                return JMSException(
+                    f"send to {self.spec.address!r} timed out after {timeout_ms} ms "
+                    "(jms.sendTimeout) before it could be written; the message was not sent"
+                    + (" (the connection is reconnecting)" if self.connection.interrupted else "")
+                )
+        return JMSException(
+            f"send to {self.spec.address!r} was not settled by the peer within {timeout_ms} ms "
+            "(jms.sendTimeout): its outcome is unknown, the broker may or may not have the message"
+        )
+
+    def _do_flush(self) -> None:
+        with self._outbox_lock:
+            self._flush_scheduled = False
+            if not self._outbox:
+                return
+            outbox = self._outbox
+            self._outbox = []
+        link = self.link
+        if self.failure is not None:
+            for pending in outbox:
+                self._in_flight.release()
+                if pending.completion is not None:
+                    pending.completion.fail(self.failure)
+            return
+        if self.connection._live_gen < 0 or not link.state & Link.LOCAL_ACTIVE:
+            # Between transports (failover): keep everything for the re-attached link.
+            with self._outbox_lock:
+                self._outbox[:0] = outbox
+            return
+        epoch = self.connection.epoch
+        remaining: list[PendingSend] = []
+        for index, pending in enumerate(outbox):
+            if pending.txn_epoch is not None and pending.txn_epoch != epoch:
+                self._drop_lost_transactional(pending)
+                continue
+            if link.credit <= 0:
+                remaining = outbox[index:]
+                break
+            tag = str(next(self._tags)).encode()
+            delivery = link.delivery(tag)
+            if pending.txn_id is not None:
+                # The transfer carries transactional-state(txn-id): it counts at commit only.
+                delivery.local.data = [pending.txn_id]
+                delivery.update(TRANSACTIONAL_STATE)
+            link.stream(pending.payload)
+            link.advance()
+            self._unsettled[delivery.tag] = pending
+        if remaining:
+            with self._outbox_lock:
+                self._outbox[:0] = remaining
+
+    def _drop_lost_transactional(self, pending: PendingSend) -> None:
+        """A send of a transaction that the broker dropped with the old transport."""
+        self._in_flight.release()
+        if pending.completion is not None:
+            pending.completion.fail(
+                TransactionRolledBackException(
+                    f"transactional send to {self.spec.address!r} was lost with the connection "
+                    "to the broker; the transaction is rolled back"
+                )
+            )
+
+    def _on_interrupted(self, error: JMSException) -> None:
+        """Engine thread: the transport is lost. Sends the peer has not settled go back to the
+        head of the outbox, in order, and are resent on the re-attached link (at-least-once;
+        with duplicate detection the broker drops the copies it already had)."""
+        super()._on_interrupted(error)
+        unsettled = list(self._unsettled.values())
+        self._unsettled.clear()
+        with self._outbox_lock:
+            self._outbox[:0] = unsettled
+            self._flush_scheduled = False
+
+    def _on_flow(self) -> None:
+        if self._outbox and self.link.credit > 0:
+            self._do_flush()
+
+    def _on_delivery(self, delivery: Delivery) -> None:
+        if not delivery.updated and not delivery.remote_state:
+            return
+        state = delivery.remote_state
+        if state == 0 and not delivery.settled:
+            return
+        pending = self._unsettled.pop(delivery.tag, None)
+        delivery.settle()
+        if pending is None:
+            return
+        completion = pending.completion
+        self._in_flight.release()
+        error: JMSException | None = None
+        if state == TRANSACTIONAL_STATE:
+            if _transactional_outcome(delivery.remote.data) == REJECTED_CODE:
+                error = TransactionRolledBackException(
+                    f"transactional send to {self.spec.address!r} was rejected; the transaction "
+                    "will roll back"
+                )
+                if self.txn_failure_handler is not None:
+                    self.txn_failure_handler(error)
+        elif state == Delivery.ACCEPTED:
+            pass
+        elif state == Delivery.REJECTED:
+            error = error_for_condition(
+                delivery.remote.condition, JMSException, f"send to {self.spec.address!r} rejected"
+            )
+        elif state == Delivery.RELEASED:
+            error = JMSException(f"send to {self.spec.address!r} failed: released by the peer")
+        elif state == Delivery.MODIFIED:
+            error = JMSException(f"send to {self.spec.address!r} failed: modified by the peer")
+        if completion is not None:
+            if error is None:
+                completion.succeed(None)
+            else:
+                completion.fail(error)
+        elif error is not None:
+            log.warning("asynchronous send failed: %s", error.reason)
+            if self.async_failure_handler is not None:
+                self.async_failure_handler(error)
+
+    def _on_failed(self, error: JMSException) -> None:
+        super()._on_failed(error)
+        for pending in self._unsettled.values():
+            self._in_flight.release()
+            if pending.completion is not None:
+                pending.completion.fail(error)
+        self._unsettled.clear()
+        self._do_flush()
+
+    def wait_settled(self, timeout_s: float) -> None:
+        """Wait until every queued send is settled (used by close)."""
+        if not self._unsettled and not self._outbox:
+            return  # nothing in flight: no round trip to the engine (the close may have no time)
+        done: Completion[None] = Completion()
+
+        def check() -> None:
+            if (not self._unsettled and not self._outbox) or self.failure is not None:
+                done.succeed(None)
+            else:
+                self.connection.engine.schedule(0.005, check)
+
+        if self.connection.interrupted:
+            # Reconnecting: what is still unsettled is resent later or fails with its own
+            # completion; a close does not wait for the reconnect.
+            return
+        try:
+            self.connection.submit(check)
+            done.wait(timeout_s, lambda: JMSException("outstanding sends were not settled"))
+        except JMSException as exc:
+            log.warning("closing producer with unsettled sends: %s", exc.reason)

@@ -1,0 +1,171 @@
+"""An AMQP session: begins, creates the links of one JMS session, and begins again (with every
+link re-attached) after a failover reconnect."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import (
+    InvalidDestinationException,
+    InvalidSelectorException,
+    JMSException,
+)
+from .engine import Completion
+from .links import _attach_size_estimate, _chain, _LinkBase, _shortened
+from .receiver import AmqpReceiver
+from .sender import AmqpSender
+from .terms import (
+    InboundDelivery,
+    LinkSpec,
+    error_for_condition,
+)
+from .transactions import AmqpCoordinator
+
+if TYPE_CHECKING:
+    from .provider import AmqpConnection
+
+log = logging.getLogger("jmspy.provider")
+
+
+def _session_context(session: Any) -> AmqpSession | None:
+    if session is None:
+        return None
+    return getattr(session, "jmspy_ctx", None)
+
+
+class AmqpSession:
+    def __init__(self, connection: AmqpConnection) -> None:
+        self.connection = connection
+        self._proton: Any = None
+        self._begin: Completion[None] | None = None
+        self._links: set[_LinkBase] = set()
+        self._coordinator: AmqpCoordinator | None = None
+        self.closed = False
+
+    def _do_begin(self, completion: Completion[None]) -> None:
+        session = self.connection._proton.session()
+        self._proton = session
+        session.jmspy_ctx = self
+        self.connection._sessions.add(self)
+        self._begin = completion
+        session.open()
+
+    def _on_remote_open(self) -> None:
+        if self._begin is not None:
+            self._begin.succeed(None)
+
+    def _on_remote_close(self) -> None:
+        error = error_for_condition(self._proton.remote_condition, JMSException, "session ended")
+        self._on_connection_failed(error)
+
+    def _on_connection_failed(self, error: JMSException) -> None:
+        if self._begin is not None:
+            self._begin.fail(error)
+        for link in list(self._links):
+            link._on_failed(error)
+
+    def _check_attach_size(self, spec: LinkSpec) -> None:
+        """Refuse a link whose attach frame would exceed the peer's max frame size: the peer
+        would end the whole connection with a framing error, killing every session."""
+        limit = self.connection.remote_max_frame_size
+        if limit <= 0 or limit >= 0xFFFFFFFF:
+            return
+        size = _attach_size_estimate(spec)
+        if size <= limit:
+            return
+        selector_size = len(spec.selector.encode()) if spec.selector else 0
+        rule = f"larger than the broker's max frame size of {limit} bytes"
+        if selector_size and size - selector_size <= limit:
+            raise InvalidSelectorException(
+                f"invalid selector {_shortened(spec.selector)}: {selector_size} bytes make the "
+                f"link's attach frame about {size} bytes, {rule}"
+            )
+        raise InvalidDestinationException(
+            f"invalid destination {_shortened(spec.address)}: the link's attach frame would be "
+            f"about {size} bytes, {rule}"
+        )
+
+    # ---- failover ----------------------------------------------------------------------------
+
+    def _on_interrupted(self, error: JMSException) -> None:
+        """Engine thread: the transport is lost; every link forgets what it cannot keep."""
+        for link in list(self._links):
+            if not link.closed and link.failure is None:
+                link._on_interrupted(error)
+
+    def _do_recover(self, pending: list[tuple[_LinkBase | None, Completion[None]]]) -> None:
+        """Engine thread of the new transport: begin again and re-attach every open link.
+
+        A begin or attach the application is still waiting for completes with the new one."""
+        old = self._proton
+        if old is not None:
+            old.jmspy_ctx = None  # the old transport's objects must not keep the handle alive
+        begun: Completion[None] = Completion()
+        _chain(self._begin, begun)
+        self._begin = begun
+        session = self.connection._proton.session()
+        self._proton = session
+        session.jmspy_ctx = self
+        session.open()
+        pending.append((None, begun))
+        for link in list(self._links):
+            if link.closed or link.failure is not None:
+                self._links.discard(link)
+                continue
+            lost = link._lost_with_connection()
+            if lost is not None:
+                self._links.discard(link)
+                link._on_failed(lost)
+                continue
+            attached: Completion[None] = Completion()
+            _chain(link._attach, attached)
+            old_link = getattr(link, "link", None)
+            if old_link is not None:
+                old_link.jmspy_ctx = None
+            link._do_attach(attached)
+            pending.append((link, attached))
+
+    def create_sender(self, spec: LinkSpec, max_in_flight: int) -> AmqpSender:
+        self._check_attach_size(spec)
+        sender = AmqpSender(self, spec, max_in_flight)
+        self.connection.run(sender._do_attach, f"attaching producer link to {spec.address!r}")
+        return sender
+
+    def coordinator(self) -> AmqpCoordinator:
+        """The session's transaction coordinator link, attached on first use."""
+        if self._coordinator is None:
+            coordinator = AmqpCoordinator(self)
+            self.connection.run(coordinator._do_attach, "attaching the transaction coordinator")
+            self._coordinator = coordinator
+        return self._coordinator
+
+    def create_receiver(
+        self,
+        spec: LinkSpec,
+        prefetch: int,
+        decode: Callable[[bytes], Any],
+        on_message: Callable[[InboundDelivery], None],
+        on_closed: Callable[[JMSException], None],
+    ) -> AmqpReceiver:
+        self._check_attach_size(spec)
+        receiver = AmqpReceiver(self, spec, prefetch, decode, on_message, on_closed)
+        self.connection.run(receiver._do_attach, f"attaching consumer link to {spec.address!r}")
+        return receiver
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._proton is None or not self.connection.engine.running:
+            return
+
+        def do_close() -> None:
+            self.connection._sessions.discard(self)
+            self._proton.close()
+
+        try:
+            self.connection.submit(do_close)
+        except JMSException:
+            pass
