@@ -24,11 +24,10 @@ from .errors import (
     IllegalStateException,
     InvalidDestinationException,
     JMSException,
-    TransactionInDoubtException,
-    TransactionRolledBackException,
 )
 from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 from .selector import parse_selector
+from .session_transactions import SessionTransactions
 
 if TYPE_CHECKING:
     from .browser import QueueBrowser
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("jmspy.session")
 
 
-class Session:
+class Session(SessionTransactions):
     """A single-threaded context for producing and consuming (JMS 2.0 section 6.2)."""
 
     SESSION_TRANSACTED = SESSION_TRANSACTED
@@ -510,139 +509,6 @@ class Session:
     def getAcknowledgeMode(self) -> int:
         self._check_closed()
         return self._mode
-
-    def _on_txn_failure(self, error: JMSException) -> None:
-        """Engine thread: a transactional send was refused; the commit must roll back."""
-        if self._txn_failure is None:
-            self._txn_failure = error
-
-    def _current_txn(self) -> bytes:
-        """The id of the current transaction, declared on first use (again after a reconnect,
-        which loses the transaction the broker had: its work is then rolled back)."""
-        amqp = self._amqp_connection
-        if self._txn_id is not None and self._txn_epoch != amqp.epoch:
-            self._txn_lost()
-        if self._txn_id is None:
-            for attempt in (1, 2):
-                epoch = amqp.epoch
-                try:
-                    self._txn_id = self._amqp.coordinator().declare()
-                except JMSException:
-                    # A declare lost to a reconnect is simply made again on the new transport.
-                    if attempt == 2 or amqp.epoch == epoch or amqp.failure is not None:
-                        raise
-                    continue
-                self._txn_epoch = epoch
-                break
-        assert self._txn_id is not None
-        return self._txn_id
-
-    def _txn_for_work(self) -> tuple[bytes, int]:
-        """The transaction a send or an acknowledgement joins, and its connection epoch."""
-        txn_id = self._current_txn()
-        self._txn_has_work = True
-        return txn_id, self._txn_epoch
-
-    def _txn_lost(self) -> None:
-        """The transport that carried the transaction was lost: the broker rolled it back."""
-        if self._txn_has_work and self._txn_failure is None:
-            self._txn_failure = TransactionRolledBackException(
-                "the connection to the broker was interrupted during the transaction; the broker "
-                "rolled it back (messages received in it are redelivered, sends were discarded)"
-            )
-        self._txn_id = None
-
-    def _end_transaction(self, declare_next: bool = True) -> None:
-        self._txn_id = None
-        self._txn_has_work = False
-        self._txn_failure = None
-        if declare_next:
-            try:
-                self._current_txn()
-            except JMSException as exc:  # declared again on first use
-                log.debug("declaring the next transaction: %s", exc)
-
-    def commit(self) -> None:
-        """Commit every send and acknowledgement of the current transaction.
-
-        Raises TransactionRolledBackException when the transaction was certainly rolled back
-        (refused by the broker, or lost with a connection that failover replaced), and
-        TransactionInDoubtException when the commit was sent but its outcome never came back:
-        the broker may have committed."""
-        self._check_closed()
-        if self._mode != SESSION_TRANSACTED:
-            raise IllegalStateException(
-                "commit() needs a transacted session: Not a transacted session"
-            )
-        self._check_not_completion_thread("commit()")
-        self._wait_completions()
-        amqp = self._amqp_connection
-        if self._txn_id is not None and self._txn_epoch != amqp.epoch:
-            self._txn_lost()
-        if self._txn_failure is None and not amqp.interrupted:
-            timeout_s = self._connection.options.send_timeout / 1000.0
-            for producer in list(self._producers):
-                for link in producer._links.values():
-                    link.wait_settled(timeout_s)
-        failure = self._txn_failure or amqp.failure
-        if failure is not None:
-            self._discard_transaction()
-            raise TransactionRolledBackException(
-                f"the transaction was rolled back: {failure.reason}", linked=failure
-            )
-        txn_id = self._txn_id
-        if txn_id is None:
-            self._end_transaction()  # nothing was done in it: nothing to commit
-            return
-        try:
-            self._amqp.coordinator().discharge(txn_id, fail=False, epoch=self._txn_epoch)
-        except (TransactionRolledBackException, TransactionInDoubtException):
-            self._end_transaction()
-            raise
-        self._end_transaction()
-
-    def rollback(self) -> None:
-        """Undo the current transaction: sends are discarded and received messages go back to
-        the broker, which redelivers them with JMSRedelivered set."""
-        self._check_closed()
-        if self._mode != SESSION_TRANSACTED:
-            raise IllegalStateException(
-                "rollback() needs a transacted session: Not a transacted session"
-            )
-        self._check_not_completion_thread("rollback()")
-        self._wait_completions()
-        amqp = self._amqp_connection
-        with self._delivery_lock:
-            # Prefetched messages that were never delivered go back first, so the broker can
-            # redeliver the rolled-back ones in order before them.
-            for consumer in list(self._consumers):
-                consumer._release_prefetch()
-            txn_id, epoch = self._txn_id, self._txn_epoch
-            if txn_id is not None and epoch == amqp.epoch:
-                try:
-                    self._amqp.coordinator().discharge(txn_id, fail=True, epoch=epoch)
-                except TransactionRolledBackException:
-                    pass  # rolled back either way
-                except TransactionInDoubtException:
-                    # Lost with the connection: the broker rolls back what it loses.
-                    if amqp.epoch == epoch and amqp.failure is None:
-                        self._end_transaction(declare_next=False)
-                        raise
-            self._end_transaction()
-            for consumer in list(self._consumers):
-                consumer._receiver.restore_credit()
-
-    def _discard_transaction(self) -> None:
-        """Roll back what the broker may still hold of the current transaction, then start
-        over (errors are logged: the caller reports the rollback)."""
-        txn_id, epoch = self._txn_id, self._txn_epoch
-        amqp = self._amqp_connection
-        if txn_id is not None and epoch == amqp.epoch and amqp.failure is None:
-            try:
-                self._amqp.coordinator().discharge(txn_id, fail=True, epoch=epoch)
-            except JMSException as exc:
-                log.debug("rolling back a failed transaction: %s", exc)
-        self._end_transaction(declare_next=amqp.failure is None)
 
     def recover(self) -> None:
         """Redeliver every unacknowledged message, from the first one, marked redelivered."""
