@@ -5,6 +5,7 @@ login after a reconnect, many reconnects in a row)."""
 from __future__ import annotations
 
 import collections
+import threading
 import time
 from typing import Any
 
@@ -40,6 +41,31 @@ def _take(consumer: jmspy.MessageConsumer, count: int) -> list[jmspy.Message]:
     return taken
 
 
+def _commit_losing_the_answer(session: jmspy.Session, proxy: FaultProxy) -> BaseException | None:
+    """commit() while the proxy holds the broker's answers: once the discharge went out and the
+    broker answered it, the connection is cut. Returns what commit() raised (None: returned)."""
+    sent_before = proxy.bytes_to_target
+    proxy.freeze_replies()
+    outcome: list[BaseException | None] = []
+
+    def commit() -> None:
+        try:
+            session.commit()
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - returned to the test
+            outcome.append(exc)
+
+    committer = threading.Thread(target=commit)
+    committer.start()
+    wait_until(lambda: proxy.bytes_to_target > sent_before, what="the discharge")
+    wait_until(lambda: proxy.bytes_held > 0, what="the broker's answer")
+    proxy.cut()
+    proxy.thaw()
+    committer.join(120)
+    assert outcome, "commit() did not return"
+    return outcome[0]
+
+
 def test_commit_whose_answer_is_lost_is_in_doubt(
     failover_artemis: Any, fault_proxy: FaultProxy
 ) -> None:
@@ -58,29 +84,7 @@ def test_commit_whose_answer_is_lost_is_in_doubt(
         consumer = session.createConsumer(session.createQueue(queue))
         connection.start()
         _take(consumer, 10)
-        sent_before = fault_proxy.bytes_to_target
-        fault_proxy.freeze_replies()
-        outcome: list[BaseException | None] = []
-
-        import threading
-
-        def commit() -> None:
-            try:
-                session.commit()
-                outcome.append(None)
-            except BaseException as exc:  # noqa: BLE001 - checked below
-                outcome.append(exc)
-
-        committer = threading.Thread(target=commit)
-        committer.start()
-        # The discharge went out, and the broker answered it (held in the proxy).
-        wait_until(lambda: fault_proxy.bytes_to_target > sent_before, what="the discharge")
-        wait_until(lambda: fault_proxy.bytes_held > 0, what="the broker's answer")
-        fault_proxy.cut()
-        fault_proxy.thaw()
-        committer.join(120)
-        assert outcome, "commit() did not return"
-        error = outcome[0]
+        error = _commit_losing_the_answer(session, fault_proxy)
         assert isinstance(error, jmspy.TransactionInDoubtException), repr(error)
         assert not isinstance(error, jmspy.TransactionRolledBackException)
         events.wait("restored")
@@ -233,8 +237,6 @@ def test_plain_connection_commit_whose_answer_is_lost_is_in_doubt(
 ) -> None:
     """Without failover too, a commit whose outcome never came back is reported as unknown
     (TransactionInDoubtException), never as a rollback: here the broker did commit."""
-    import threading
-
     info = failover_artemis
     queue = unique_name("plain-in-doubt")
     preload(info, queue, 5)
@@ -245,24 +247,8 @@ def test_plain_connection_commit_whose_answer_is_lost_is_in_doubt(
         consumer = session.createConsumer(session.createQueue(queue))
         connection.start()
         _take(consumer, 5)
-        sent_before = fault_proxy.bytes_to_target
-        fault_proxy.freeze_replies()
-        outcome: list[BaseException | None] = []
-
-        def commit() -> None:
-            try:
-                session.commit()
-                outcome.append(None)
-            except BaseException as exc:  # noqa: BLE001 - checked below
-                outcome.append(exc)
-
-        committer = threading.Thread(target=commit)
-        committer.start()
-        wait_until(lambda: fault_proxy.bytes_to_target > sent_before, what="the discharge")
-        wait_until(lambda: fault_proxy.bytes_held > 0, what="the broker's answer")
-        fault_proxy.cut()
-        committer.join(60)
-        assert outcome and isinstance(outcome[0], jmspy.TransactionInDoubtException), outcome
+        error = _commit_losing_the_answer(session, fault_proxy)
+        assert isinstance(error, jmspy.TransactionInDoubtException), repr(error)
     plain = jmspy.ConnectionFactory(info.url, info.username, info.password)
     assert not drain_bodies(plain, queue, quiet_ms=1500), "the broker had committed"
 
