@@ -193,6 +193,7 @@ def test_exit_hook_stops_a_restarted_broker_and_removes_its_directory() -> None:
 
 def test_rabbitmq_durable_queue_survives_kill_and_restart(unique_name: str) -> None:
     from proton import Message
+    from proton import Timeout as ProtonTimeout
     from proton.utils import BlockingConnection
 
     queue = unique_name.replace("-", ".")
@@ -218,9 +219,20 @@ def test_rabbitmq_durable_queue_survives_kill_and_restart(unique_name: str) -> N
         assert not _processes_mentioning(str(base))
         rabbit.restart(timeout=RESTART_TIMEOUT)
         assert rabbit.port == port and rabbit.pid != old_pid
-        conn = connect()
+        # After a crash the node accepts connections before it has recovered every durable
+        # queue; an attach to one still recovering is not answered. Poll until one is (a
+        # deadline, not a sleep): the test is about what the queue holds once it is back.
+        deadline = time.monotonic() + RESTART_TIMEOUT
+        while True:
+            conn = connect()
+            try:
+                receiver = conn.create_receiver(address, credit=N)
+                break
+            except ProtonTimeout:
+                conn.close()
+                if time.monotonic() > deadline:
+                    raise
         try:
-            receiver = conn.create_receiver(address, credit=N)
             got = []
             for _ in range(N):
                 message = receiver.receive(timeout=20)
