@@ -41,7 +41,9 @@ def _take(consumer: jmspy.MessageConsumer, count: int) -> list[jmspy.Message]:
     return taken
 
 
-def _commit_losing_the_answer(session: jmspy.Session, proxy: FaultProxy) -> BaseException | None:
+def _commit_losing_the_answer(
+    session: jmspy.Session | jmspy.JMSContext, proxy: FaultProxy
+) -> BaseException | None:
     """commit() while the proxy holds the broker's answers: once the discharge went out and the
     broker answered it, the connection is cut. Returns what commit() raised (None: returned)."""
     sent_before = proxy.bytes_to_target
@@ -124,7 +126,7 @@ def test_transaction_interrupted_before_commit_is_rolled_back_for_certain(
     assert not drain_bodies(plain, queue + ".out", quiet_ms=1500), "a discarded send arrived"
 
 
-def test_jmscontext_commit_in_doubt_is_the_runtime_twin(
+def test_jmscontext_commits_raise_the_runtime_twins(
     failover_artemis: Any, fault_proxy: FaultProxy
 ) -> None:
     info = failover_artemis
@@ -135,7 +137,16 @@ def test_jmscontext_commit_in_doubt_is_the_runtime_twin(
         consumer = context.createConsumer(context.createQueue(queue))
         for _ in range(3):
             assert consumer.receive(20_000) is not None
+        error = _commit_losing_the_answer(context, fault_proxy)
+        assert isinstance(error, jmspy.TransactionInDoubtRuntimeException), repr(error)
+        # A transaction whose connection was lost before commit() was called: rolled back.
+        preload(info, queue, 3)
+        for _ in range(3):
+            assert consumer.receive(20_000) is not None
+        connections = fault_proxy.accepted
         fault_proxy.cut()
+        # The client noticed the loss once it connects again through the proxy.
+        wait_until(lambda: fault_proxy.accepted > connections, what="the reconnect")
         with pytest.raises(jmspy.TransactionRolledBackRuntimeException):
             context.commit()
 
