@@ -441,10 +441,12 @@ class AmqpConnection:
     def restored(self) -> None:
         """The new transport serves everything again: run the held work, in order."""
         with self._held_lock:
+            # OPEN first: whatever the held work completes (a send returning, say) finds the
+            # connection restored; submits wait on the lock, so they still come after it.
+            self._state = OPEN
             held, self._held = self._held, []
             for work in held:
                 self.engine.submit(work)
-            self._state = OPEN
 
     def fail_permanently(self, error: JMSException) -> None:
         """Failover gave up (attempts exhausted, or a security error): fail for good."""

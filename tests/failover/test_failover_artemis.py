@@ -285,6 +285,7 @@ def test_failover_to_a_second_broker(failover_artemis: Any, second_artemis: Any)
         a.broker.kill()
         producer.send(session.createTextMessage("on B"))  # blocks through the reconnect
         assert connection.getConnectedURI() == b.url
+        events.wait("restored")
         assert events.of("restored") == [b.url]
         consumer = session.createConsumer(session.createQueue(queue))
         connection.start()
