@@ -100,7 +100,7 @@ def test_producer_and_consumer_survive_a_node_kill_on_a_durable_queue(
                 producer.send(session.createTextMessage(str(i)))
                 crash.tick()
             crash.join()
-            assert producer_events.count("restored") >= 1, "the producer never lost the node"
+            producer_events.wait("restored")  # the producer lost the node and got it back
         wait_until(lambda: len(deliveries) >= total, what="every message at the consumer")
         consumer_events.wait("restored")
     finally:
