@@ -113,7 +113,6 @@ class Reconnector:
         self._current = 0
         self._cancelled = threading.Event()
         self._thread: threading.Thread | None = None
-        self.reconnect_times: list[float] = []
 
     # ---- API side ---------------------------------------------------------------------------
 
@@ -176,7 +175,6 @@ class Reconnector:
         if self._cancelled.is_set():
             return
         conn.restored()
-        self.reconnect_times.append(time.monotonic() - began)
         log.info(
             "connection restored to %s after %.3f s (was %s)",
             conn.endpoint.display(),

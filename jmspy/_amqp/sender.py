@@ -50,7 +50,6 @@ class PendingSend:
     completion: Completion[None] | None
     txn_id: bytes | None
     txn_epoch: int | None
-    withdrawn: bool = False
 
 
 class AmqpSender(_LinkBase):
@@ -174,7 +173,6 @@ class AmqpSender(_LinkBase):
         with self._outbox_lock:
             if pending in self._outbox:
                 self._outbox.remove(pending)
-                pending.withdrawn = True
                 self._in_flight.release()
                 return JMSException(
                     f"send to {self.spec.address!r} timed out after {timeout_ms} ms "
