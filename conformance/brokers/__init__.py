@@ -3,7 +3,9 @@
 ``provision("artemis")`` returns a started :class:`ArtemisBroker` (Apache Artemis fetched
 from Maven Central and run as a local Java process); ``provision("rabbitmq")`` a started
 :class:`RabbitMQBroker` (a private node of the distribution's ``rabbitmq-server`` package
-with the AMQP 1.0 plugin). The ``jmspy-broker`` command does the same from a shell.
+with the AMQP 1.0 plugin); ``provision("activemq")`` a started :class:`ActiveMQBroker`
+(ActiveMQ Classic from Maven Central, a local Java process). The ``jmspy-broker`` command
+does the same from a shell.
 :mod:`.container` offers the Docker/Testcontainers alternative for Artemis.
 """
 
@@ -11,12 +13,14 @@ from __future__ import annotations
 
 from typing import Any, Literal, overload
 
+from .activemq import ActiveMQBroker
 from .artemis import ArtemisBroker, ArtemisDistribution, ensure_distribution
 from .base import Broker, BrokerProvisioningError, cache_dir
 from .rabbitmq import QueueSpec, RabbitMQBroker, RabbitMQInstallation, ensure_installation
 
 __all__ = [
     "SUPPORTED_KINDS",
+    "ActiveMQBroker",
     "ArtemisBroker",
     "ArtemisDistribution",
     "Broker",
@@ -30,7 +34,7 @@ __all__ = [
     "provision",
 ]
 
-SUPPORTED_KINDS: tuple[str, ...] = ("artemis", "rabbitmq")
+SUPPORTED_KINDS: tuple[str, ...] = ("artemis", "rabbitmq", "activemq")
 
 
 @overload
@@ -44,10 +48,10 @@ def provision(
 @overload
 def provision(
     kind: str, *, timeout: float = 60.0, **options: Any
-) -> ArtemisBroker | RabbitMQBroker: ...
+) -> ArtemisBroker | RabbitMQBroker | ActiveMQBroker: ...
 def provision(
     kind: str, *, timeout: float = 60.0, **options: Any
-) -> ArtemisBroker | RabbitMQBroker:
+) -> ArtemisBroker | RabbitMQBroker | ActiveMQBroker:
     """Fetch if needed, create and start a broker of ``kind``; the caller stops it.
 
     ``options`` go to the broker's constructor (``port=``, ``broker_properties=`` for
@@ -55,11 +59,13 @@ def provision(
     missing package is a :class:`BrokerProvisioningError` naming the fix.
     """
     normalized = kind.strip().lower()
-    broker: ArtemisBroker | RabbitMQBroker
+    broker: ArtemisBroker | RabbitMQBroker | ActiveMQBroker
     if normalized == "artemis":
         broker = ArtemisBroker(**options)
     elif normalized == "rabbitmq":
         broker = RabbitMQBroker(**options)
+    elif normalized == "activemq":
+        broker = ActiveMQBroker(**options)
     else:
         raise BrokerProvisioningError(
             f"unknown broker kind {kind!r}; supported: {', '.join(SUPPORTED_KINDS)}"

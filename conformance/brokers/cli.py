@@ -6,6 +6,7 @@
 
     jmspy-broker fetch rabbitmq             # check (as root: apt-get install) rabbitmq-server
     eval "$(jmspy-broker start rabbitmq)"   # exports JMSPY_RABBITMQ_URL/_USER/_PASSWORD
+    eval "$(jmspy-broker start activemq)"   # exports JMSPY_ACTIVEMQ_URL/_USER/_PASSWORD
 
 Started brokers are recorded in ``<cache>/brokers.json`` so ``stop`` and ``status`` can find
 them from another process. Human-readable progress goes to stderr; stdout carries only
@@ -29,6 +30,7 @@ from typing import Any
 
 from . import SUPPORTED_KINDS
 from ._process import process_group_alive, stop_process_group
+from .activemq import ActiveMQBroker, ensure_activemq
 from .artemis import ArtemisBroker, ensure_distribution
 from .base import BrokerProvisioningError, cache_dir, file_lock
 from .rabbitmq import QueueSpec, RabbitMQBroker, ensure_installation
@@ -79,6 +81,8 @@ def _is_alive(record: dict[str, Any]) -> bool:
             return False
         if rabbit:
             marker = f"RABBITMQ_MNESIA_BASE={record.get('instance_dir')}/mnesia".encode()
+        elif record.get("kind") == "activemq":
+            marker = f"-Dactivemq.base={record.get('instance_dir')}".encode()
         else:
             marker = f"-Dartemis.instance={record.get('instance_dir')}".encode()
         return marker in data.split(b"\0")
@@ -95,6 +99,13 @@ def _env_lines(url: str, user: str, password: str, kind: str, plain: bool) -> li
             "JMSPY_RABBITMQ_URL": url,
             "JMSPY_RABBITMQ_USER": user,
             "JMSPY_RABBITMQ_PASSWORD": password,
+        }
+    elif kind == "activemq":
+        # What the tests' ``activemq`` fixture reads.
+        values = {
+            "JMSPY_ACTIVEMQ_URL": url,
+            "JMSPY_ACTIVEMQ_USER": user,
+            "JMSPY_ACTIVEMQ_PASSWORD": password,
         }
     else:
         values = {
@@ -125,6 +136,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         _err(f"RabbitMQ {found.version} ready in {time.monotonic() - started:.1f}s ({found.home})")
         print(found.home)
         return 0
+    if kind == "activemq":
+        amq = ensure_activemq(args.version, log=_err)
+        _err(f"ActiveMQ Classic {amq.version} ready in {time.monotonic() - started:.1f}s")
+        print(amq.home)
+        return 0
     versions = [args.version] if args.version else None
     dist = ensure_distribution(versions, log=_err)
     _err(f"Apache Artemis {dist.version} ready in {time.monotonic() - started:.1f}s")
@@ -145,7 +161,9 @@ def _parse_queue(text: str) -> QueueSpec:
     return QueueSpec(name, parsed)
 
 
-def _make_broker(args: argparse.Namespace, kind: str) -> ArtemisBroker | RabbitMQBroker:
+def _make_broker(
+    args: argparse.Namespace, kind: str
+) -> ArtemisBroker | RabbitMQBroker | ActiveMQBroker:
     if kind == "rabbitmq":
         artemis_only = [
             flag
@@ -168,6 +186,18 @@ def _make_broker(args: argparse.Namespace, kind: str) -> ArtemisBroker | RabbitM
         )
     if args.queue:
         raise BrokerProvisioningError("--queue: RabbitMQ option only")
+    if kind == "activemq":
+        if args.property:
+            raise BrokerProvisioningError("--property: Artemis option only")
+        return ActiveMQBroker(
+            port=args.port,
+            username=args.user,
+            password=args.password,
+            instance_dir=args.instance_dir,
+            java_memory=args.java_memory,
+            version=args.version,
+            log=_err,
+        )
     return ArtemisBroker(
         port=args.port,
         username=args.user,
@@ -189,7 +219,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         broker.stop()
         raise
     directory = broker.base_dir if isinstance(broker, RabbitMQBroker) else broker.instance_dir
-    product = "RabbitMQ" if kind == "rabbitmq" else "Apache Artemis"
+    product = {"rabbitmq": "RabbitMQ", "activemq": "ActiveMQ Classic"}.get(kind, "Apache Artemis")
     record = {
         "kind": broker.kind,
         "version": broker.version,
@@ -222,7 +252,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     return _run_foreground(broker)
 
 
-def _run_foreground(broker: ArtemisBroker | RabbitMQBroker) -> int:
+def _run_foreground(broker: ArtemisBroker | RabbitMQBroker | ActiveMQBroker) -> int:
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
@@ -304,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="artemis: download and unpack (warms the cache); rabbitmq: check the installed "
         "rabbitmq-server package, installing it with apt-get when root",
     )
-    fetch.add_argument("kind", help="broker kind: artemis or rabbitmq")
+    fetch.add_argument("kind", help="broker kind: artemis, rabbitmq or activemq")
     fetch.add_argument("--version", help="exact release instead of the newest candidate")
     fetch.add_argument(
         "--no-install",
@@ -314,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.set_defaults(func=cmd_fetch)
 
     start = sub.add_parser("start", help="start a broker and print its connection variables")
-    start.add_argument("kind", help="broker kind: artemis or rabbitmq")
+    start.add_argument("kind", help="broker kind: artemis, rabbitmq or activemq")
     start.add_argument("--port", type=int, help="AMQP port (default: a free one)")
     mode = start.add_mutually_exclusive_group()
     mode.add_argument(

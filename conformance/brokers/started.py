@@ -21,7 +21,7 @@ from .rabbitmq import RabbitMQBroker
 __all__ = ["SPECS", "DockerUnavailable", "started_broker"]
 
 #: What ``spec`` may name; ``container:IMAGE`` picks the image.
-SPECS = "artemis, rabbitmq or container[:IMAGE]"
+SPECS = "artemis, rabbitmq, activemq or container[:IMAGE]"
 
 
 class DockerUnavailable(BrokerProvisioningError):
@@ -52,6 +52,11 @@ def started_broker(
     elif lowered == "rabbitmq":
         tell("starting a local RabbitMQ node ...")
         broker = RabbitMQBroker(**options)
+    elif lowered == "activemq":
+        from .activemq import ActiveMQBroker
+
+        tell("starting a local ActiveMQ Classic ...")
+        broker = ActiveMQBroker(**options)
     elif lowered == "container" or lowered.startswith("container:"):
         # Imported here: the container module is the only one that needs testcontainers.
         from .container import ArtemisContainerBroker, docker_available
