@@ -53,6 +53,32 @@ def detect_profile(
     return PROFILES["generic"]
 
 
+#: Open-frame properties by which a broker announces its address prefixes (ActiveMQ Classic
+#: sends ``queue://`` and ``topic://``); Qpid JMS applies them the same way.
+QUEUE_PREFIX_PROPERTY = "queue-prefix"
+TOPIC_PREFIX_PROPERTY = "topic-prefix"
+
+
+def with_announced_prefixes(
+    profile: BrokerProfile, remote_properties: Mapping[str, Any]
+) -> BrokerProfile:
+    """``profile`` with the address prefixes the broker announced in its open frame.
+
+    The broker's word wins over the profile's (which stays the fallback for brokers that say
+    nothing): the prefixes go in front of link addresses, ``to`` and ``reply-to``, and are
+    stripped from the ``to`` / ``reply-to`` of received messages.
+    """
+    update: dict[str, str] = {}
+    for key, field in (
+        (QUEUE_PREFIX_PROPERTY, "queue_prefix"),
+        (TOPIC_PREFIX_PROPERTY, "topic_prefix"),
+    ):
+        value = remote_properties.get(key)
+        if isinstance(value, str) and value != getattr(profile, field):
+            update[field] = value
+    return profile.model_copy(update=update) if update else profile
+
+
 def choose_profile(
     configured: str | None,
     remote_properties: Mapping[str, Any],
@@ -63,6 +89,7 @@ def choose_profile(
         if configured
         else detect_profile(remote_properties, offered_capabilities)
     )
+    profile = with_announced_prefixes(profile, remote_properties)
     log.info(
         "broker adapter %s (%s)%s",
         profile.name,
@@ -72,4 +99,11 @@ def choose_profile(
     return profile
 
 
-__all__ = ["PROFILES", "BrokerProfile", "choose_profile", "detect_profile", "get_profile"]
+__all__ = [
+    "PROFILES",
+    "BrokerProfile",
+    "choose_profile",
+    "detect_profile",
+    "get_profile",
+    "with_announced_prefixes",
+]

@@ -123,6 +123,7 @@ class MessageConsumer(BatchDelivery):
         self._default_policy = options.redelivery_policy()
         if destination.options.redelivery is not None:
             self._default_policy = destination.options.redelivery
+        self._default_policy = _bounded(self._default_policy, self._connection.adapter)
         self._policy = self._default_policy
         kind = "topic" if isinstance(destination, Topic) else "queue"
         if subscription is not None and subscription.durable:
@@ -204,9 +205,10 @@ class MessageConsumer(BatchDelivery):
 
     def _on_inbound(self, inbound: InboundDelivery) -> None:
         if self._closed:
-            # Arrived while closing (a broker that cannot drain may even redeliver what the
-            # close just released): give it straight back.
-            self._receiver.settle(inbound, "released")
+            # Arrived while closing: a copy the broker sent again on this link right after the
+            # close settled it (ActiveMQ redelivers a modified(delivery-failed) message at once
+            # to a link with credit). Releasing it would undo the attempt just counted, so it
+            # stays unsettled and goes back to the broker with the detach.
             return
         if self._client_filter is not None and not self._client_filter.matches(inbound.message):
             # The broker cannot filter: a topic subscriber drops what its selector rejects.
@@ -312,7 +314,9 @@ class MessageConsumer(BatchDelivery):
         """jmspy extension: this consumer's redelivery policy (None: the destination's or the
         factory's)."""
         self._check_closed()
-        self._policy = policy or self._default_policy
+        self._policy = (
+            _bounded(policy, self._connection.adapter) if policy else self._default_policy
+        )
 
     def getRedeliveryPolicy(self) -> RedeliveryPolicy:
         return self._policy
@@ -665,12 +669,17 @@ class MessageConsumer(BatchDelivery):
             undelivered = list(self._buffer)
             self._buffer.clear()
             self._cv.notify_all()
+        unacked = (
+            self._session._forget_unacked(self) if self._session._mode == CLIENT_ACKNOWLEDGE else []
+        )
+        if undelivered or unacked:
+            # Credit first: a broker may send what is settled below again at once on this
+            # still-open link (ActiveMQ does), and that copy would be lost to the close.
+            self._receiver.stop_credit(self._drain_timeout)
         # Prefetched, never delivered: back to the broker untouched. Delivered but not
         # acknowledged (CLIENT_ACKNOWLEDGE): a failed delivery, counted by the broker.
         self._receiver.settle_many(undelivered, "released")
-        if self._session._mode == CLIENT_ACKNOWLEDGE:
-            unacked = self._session._forget_unacked(self)
-            self._receiver.settle_many(unacked, "modified", failed=True)
+        self._receiver.settle_many(unacked, "modified", failed=True)
         # A durable subscriber's link is detached, never closed: closing would delete the
         # subscription on the broker; only unsubscribe() removes it.
         durable = self._subscription is not None and self._subscription.durable
@@ -693,6 +702,20 @@ class MessageConsumer(BatchDelivery):
             if message is None:
                 return
             yield message
+
+
+def _bounded(policy: RedeliveryPolicy, adapter: Any) -> RedeliveryPolicy:
+    """``policy`` with the adapter's default attempt limit and delay where the application set
+    none and the broker applies none of its own (ActiveMQ Classic redelivers to an AMQP
+    consumer at once and forever): a message that always fails then ends in the dead-letter
+    outcome instead of looping. An explicit -1 (unlimited) is the application's choice."""
+    attempts = getattr(adapter, "default_max_delivery_attempts", None)
+    if attempts is None or policy.max_delivery_attempts is not None:
+        return policy
+    values: dict[str, Any] = {"max_delivery_attempts": attempts}
+    if "redelivery_delay" not in policy.model_fields_set:
+        values["redelivery_delay"] = adapter.default_redelivery_delay
+    return policy.model_copy(update=values)
 
 
 def _mark_redelivered(message: Message) -> None:
