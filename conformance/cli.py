@@ -52,8 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--broker",
         action="append",
         metavar="KIND",
-        help="provision and run against: artemis, rabbitmq, container[:IMAGE] (Artemis in "
-        "Docker via testcontainers); repeat or comma-separate for a matrix",
+        help="provision and run against: artemis, rabbitmq, activemq, container[:IMAGE] "
+        "(Artemis in Docker via testcontainers); repeat or comma-separate for a matrix",
     )
     target.add_argument("--url", help="an already running broker, e.g. amqp://host:5672")
     target.add_argument("--user", help="user for --url (default $JMSPY_BROKER_USER or admin)")

@@ -24,7 +24,7 @@ import jmspy
 
 from .model import CapabilityReport, CheckFailure, Verdict, deviation, passed
 from .raw import RawClient, RawMessage, parse_sections, payload_from_trace
-from .settings import NO_AUTO_CREATE_PREFIX
+from .settings import DEAD_LETTER_QUEUE, NO_AUTO_CREATE_PREFIX
 
 __all__ = ["CAPABILITIES", "CheckContext", "Target", "probe_capabilities"]
 
@@ -162,9 +162,11 @@ def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]
         )
         mark(
             "dead-letter-queue",
-            is_artemis,
+            is_artemis or profile.dead_letter_queue is not None,
             "Artemis: rejected and exhausted messages go to DLQ (default address settings)"
             if is_artemis
+            else f"adapter {profile.name}: rejected messages go to {profile.dead_letter_queue}"
+            if profile.dead_letter_queue
             else "the suite does not know where this broker keeps dead letters",
         )
         mark(
@@ -357,6 +359,30 @@ class CheckContext:
             observed="; ".join(f"{w}: {o}" for w, o, _ in self.deviations),
             expected="; ".join(f"{w}: {e}" for w, _, e in self.deviations),
         )
+
+    def received_messages(self) -> list[RawMessage | None]:
+        """Every message the traced connections received so far, in arrival order."""
+        out: list[RawMessage | None] = []
+        for line in list(self._frames or []):
+            if "<- @transfer" not in line:
+                continue
+            payload = payload_from_trace(line.replace("<- @transfer", "-> @transfer", 1))
+            out.append(None if payload is None else parse_sections(payload))
+        return out
+
+    def frames_sent(self, fragment: str) -> list[str]:
+        """The outgoing frames of the traced connections that contain ``fragment``."""
+        return [line for line in list(self._frames or []) if " -> " in line and fragment in line]
+
+    def broker_deviation(self, summary: str, *, observed: str, expected: str) -> Verdict:
+        """The broker, not jmspy, departs from the rule: jmspy's part was checked on the wire
+        (what it sent is in the notes, which the report shows as the evidence)."""
+        return deviation(summary, observed=observed, expected=expected)
+
+    @property
+    def dead_letter_queue(self) -> str:
+        """Where the broker keeps dead letters (the adapter's word; Artemis: DLQ)."""
+        return self.profile.dead_letter_queue or DEAD_LETTER_QUEUE
 
     def raw(self) -> RawClient:
         """A bare AMQP client on the broker, closed when the check ends."""

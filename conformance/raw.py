@@ -163,7 +163,9 @@ def _plain(value: Any) -> Any:
 
 
 _TRACED_TRANSFER = re.compile(
-    r"-> @transfer\(20\) \[(?P<fields>[^\]]*)\] \((?P<size>\d+)\) (?P<payload>.*)$"
+    # Non-greedy up to "] (size) ": a transactional transfer's fields nest brackets
+    # (state=@transactional-state(52) [txn-id=...]).
+    r"-> @transfer\(20\) \[(?P<fields>.*?)\] \((?P<size>\d+)\) (?P<payload>.*)$"
 )
 _ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
 

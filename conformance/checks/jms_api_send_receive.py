@@ -135,7 +135,9 @@ def jms38(ctx: CheckContext) -> Verdict:
 
 @check("JMS-41")
 def jms41(ctx: CheckContext) -> Verdict:
-    connection, session, queue = queue_session(ctx)
+    connection = ctx.traced_connection()
+    session = connection.createSession()
+    queue = session.createQueue(ctx.name())
     producer = session.createProducer(queue)
     producer.setDisableMessageID(True)
     producer.setDisableMessageTimestamp(True)
@@ -148,6 +150,16 @@ def jms41(ctx: CheckContext) -> Verdict:
     received = session.createConsumer(queue).receive(5000)
     ctx.expect(received is not None, "null", "the message", "receive")
     assert received is not None
+    assigned = received.getJMSMessageID()
+    sent = [m for m in ctx.sent_messages() if m is not None]
+    if assigned is not None and len(sent) == 1 and "message-id" not in sent[0].properties:
+        ctx.note(f"jmspy sent: {sent[0].describe()}")
+        ctx.note(f"received message-id {assigned!r}")
+        return ctx.broker_deviation(
+            "jmspy sent no message-id; the broker assigned one of its own",
+            observed=f"received JMSMessageID {assigned!r}",
+            expected="no JMSMessageID (none was sent)",
+        )
     ctx.expect_equal(
         (received.getJMSMessageID(), received.getJMSTimestamp()), (None, 0), "received message"
     )
