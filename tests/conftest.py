@@ -21,6 +21,13 @@ package (see jmspy.conformance.brokers.rabbitmq), started on first use and share
 session. A missing package is an ERROR too. Tests using it under tests/broker count as
 broker tests like any other.
 
+The ``activemq`` fixture is the same for ActiveMQ Classic (``JMSPY_ACTIVEMQ_URL`` /
+``_USER`` / ``_PASSWORD``, else a local ActiveMQ Classic fetched from Maven Central, see
+jmspy.conformance.brokers.activemq). ``any_broker`` is parametrized over every broker in
+:data:`BROKER_FIXTURES` (test ids ``[artemis]``, ``[rabbitmq]``, ``[activemq]``...): a test
+that takes it runs once per broker, for behaviour every broker should share or differ in
+documented ways (``any_broker.profile`` is the broker's adapter profile).
+
 The jmspy packages are imported inside the hooks, not at module level, so a broken import
 elsewhere in the package fails the tests that need it rather than every test.
 """
@@ -64,6 +71,20 @@ class BrokerInfo:
     def port(self) -> int:
         return int(self.url.rsplit(":", 1)[-1].split("/", 1)[0])
 
+    @property
+    def profile(self) -> Any:
+        """The adapter profile jmspy detects for this broker (its documented differences)."""
+        from jmspy.adapters import get_profile
+
+        return get_profile(self.kind.replace("-", "_"))
+
+    def factory(self, **options: Any) -> Any:
+        """A ConnectionFactory for this broker."""
+        import jmspy
+
+        options.setdefault("connect_timeout", 10000)
+        return jmspy.ConnectionFactory(self.url, self.username, self.password, **options)
+
 
 @dataclasses.dataclass
 class _Tally:
@@ -74,6 +95,8 @@ class _Tally:
     errored: set[str] = dataclasses.field(default_factory=set)
     info: BrokerInfo | None = None
     rabbitmq_info: BrokerInfo | None = None
+    # Further session brokers by kind (activemq, ...), for the summary.
+    other_infos: dict[str, BrokerInfo] = dataclasses.field(default_factory=dict)
     prefetch_error: BaseException | None = None
     require_failure: str = ""
 
@@ -268,6 +291,43 @@ def rabbitmq(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
         yield info
 
 
+@pytest.fixture(scope="session")
+def activemq(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
+    """An ActiveMQ Classic broker with its AMQP transport (see the module docstring)."""
+    tally = request.config.stash[_TALLY]
+    url = os.environ.get("JMSPY_ACTIVEMQ_URL", "").strip()
+    if url:
+        info = BrokerInfo(
+            url=url,
+            username=os.environ.get("JMSPY_ACTIVEMQ_USER", "admin"),
+            password=os.environ.get("JMSPY_ACTIVEMQ_PASSWORD", "admin"),
+            kind="activemq",
+            version=os.environ.get("JMSPY_ACTIVEMQ_VERSION", "unknown version"),
+            source="external",
+        )
+        tally.other_infos["activemq"] = info
+        yield info
+        return
+    with _started("activemq") as info:
+        tally.other_infos["activemq"] = info
+        yield info
+
+
+#: Broker kind -> the session fixture providing it: the brokers ``any_broker`` runs a test on.
+BROKER_FIXTURES: dict[str, str] = {
+    "artemis": "broker",
+    "rabbitmq": "rabbitmq",
+    "activemq": "activemq",
+}
+
+
+@pytest.fixture(scope="session", params=list(BROKER_FIXTURES))
+def any_broker(request: pytest.FixtureRequest) -> BrokerInfo:
+    """Each broker of :data:`BROKER_FIXTURES` in turn (one test run per broker)."""
+    info: BrokerInfo = request.getfixturevalue(BROKER_FIXTURES[request.param])
+    return info
+
+
 @contextlib.contextmanager
 def _started(spec: str, **options: Any) -> Iterator[BrokerInfo]:
     """Start a broker for the session the way the conformance suite starts it (see
@@ -365,6 +425,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(
             f"jmspy RabbitMQ tests used: rabbitmq {rabbit.version} at {rabbit.url} "
             f"({rabbit.source}{started})"
+        )
+    for other in tally.other_infos.values():
+        timings = getattr(other.broker, "timings", {})
+        started = f", started in {timings['start']:.1f}s" if "start" in timings else ""
+        terminalreporter.write_line(
+            f"jmspy {other.kind} tests used: {other.kind} {other.version} at {other.url} "
+            f"({other.source}{started})"
         )
     if tally.require_failure:
         terminalreporter.write_line(tally.require_failure, red=True, bold=True)
