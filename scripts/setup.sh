@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian/Ubuntu machine for jmspy: OS packages python-qpid-proton needs to build
 # with TLS and SASL, a Java runtime for the Artemis broker, the project with its dev tools, the
-# Artemis distribution in the user cache, and the rabbitmq-server package (RabbitMQ 3.x with the
-# AMQP 1.0 plugin; the tests run private nodes of it, never the system service). Safe to run
-# again; it skips what is present.
+# Artemis and ActiveMQ Classic distributions in the user cache, and the rabbitmq-server package
+# (RabbitMQ 3.x with the AMQP 1.0 plugin; the tests run private nodes of it, never the system
+# service). Safe to run again; it skips what is present.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -57,6 +57,9 @@ print('proton', '.'.join(map(str, proton.VERSION)), 'TLS: yes,',
 
 step "warm the Artemis cache"
 jmspy-broker fetch artemis
+
+step "warm the ActiveMQ Classic cache"
+jmspy-broker fetch activemq
 
 step "RabbitMQ (the rabbitmq-server package)"
 # As root a missing package is installed with apt-get with service starts denied, and the
