@@ -8,9 +8,12 @@ hierarchy of connections: the provider asks the chosen profile and does the rest
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from jmspy.redelivery import RedeliveryPolicy
 
 DelayForm = Literal["delivery-time", "scheduled-enqueue-time", "unsupported"]
 DeadLetterOutcome = Literal["rejected", "modified-failed-undeliverable", "none"]
@@ -90,6 +93,20 @@ class BrokerProfile(BaseModel):
         if self.delay_supported is not None:
             return self.delay_supported
         return DELAYED_DELIVERY in set(offered)
+
+    def bounded_policy(self, policy: RedeliveryPolicy) -> RedeliveryPolicy:
+        """``policy`` with this broker's default attempt limit and delay where the application
+        set none and the broker applies none of its own (ActiveMQ Classic redelivers to an
+        AMQP consumer at once and forever): a message that always fails then ends in the
+        dead-letter outcome instead of looping. An explicit -1 (unlimited) is the
+        application's choice and stays."""
+        attempts = self.default_max_delivery_attempts
+        if attempts is None or policy.max_delivery_attempts is not None:
+            return policy
+        values: dict[str, Any] = {"max_delivery_attempts": attempts}
+        if "redelivery_delay" not in policy.model_fields_set:
+            values["redelivery_delay"] = self.default_redelivery_delay
+        return policy.model_copy(update=values)
 
     def describe(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -158,6 +158,10 @@ def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]
             target.address_settings,
             "started by the suite with the jmspy.rd.* address settings"
             if target.address_settings
+            else f"{target.kind} has no per-address redelivery delay or attempt limit for AMQP "
+            "consumers (adapter "
+            f"{profile.name}: jmspy's client policy applies instead)"
+            if profile.default_max_delivery_attempts is not None
             else "the suite did not start this broker, so its address settings are unknown",
         )
         mark(

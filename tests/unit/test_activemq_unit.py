@@ -4,7 +4,6 @@ the default client redelivery policy, and the CLI's wiring."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from types import SimpleNamespace
 
 import pytest
 from jmspy.adapters import PROFILES, choose_profile, with_announced_prefixes
@@ -17,7 +16,6 @@ from jmspy.conformance.brokers.activemq import (
 )
 from jmspy.conformance.brokers.cli import _env_lines, build_parser
 
-from jmspy.consumer import _bounded
 from jmspy.redelivery import RedeliveryPolicy
 
 CORE = "{http://activemq.apache.org/schema/core}"
@@ -87,11 +85,11 @@ def test_announced_prefixes_win_over_the_profile() -> None:
 def test_default_policy_where_the_broker_limits_nothing(
     settings: dict[str, int], expected: tuple[int, int]
 ) -> None:
-    policy = _bounded(RedeliveryPolicy.create(**settings), PROFILES["activemq"])
+    policy = PROFILES["activemq"].bounded_policy(RedeliveryPolicy.create(**settings))
     assert (policy.max_delivery_attempts, policy.redelivery_delay) == expected
 
 
 def test_no_default_policy_where_the_broker_limits() -> None:
     policy = RedeliveryPolicy.create()
-    assert _bounded(policy, PROFILES["artemis"]) is policy
-    assert _bounded(policy, SimpleNamespace()) is policy
+    assert PROFILES["artemis"].bounded_policy(policy) is policy
+    assert PROFILES["generic"].bounded_policy(policy) is policy
