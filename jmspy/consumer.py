@@ -205,10 +205,8 @@ class MessageConsumer(BatchDelivery):
 
     def _on_inbound(self, inbound: InboundDelivery) -> None:
         if self._closed:
-            # Arrived while closing: a copy the broker sent again on this link right after the
-            # close settled it (ActiveMQ redelivers a modified(delivery-failed) message at once
-            # to a link with credit). Releasing it would undo the attempt just counted, so it
-            # stays unsettled and goes back to the broker with the detach.
+            # Sent again on the closing link (see settle_on_close): left unsettled, the detach
+            # gives it back; releasing it would undo the failed attempt just counted.
             return
         if self._client_filter is not None and not self._client_filter.matches(inbound.message):
             # The broker cannot filter: a topic subscriber drops what its selector rejects.
@@ -668,17 +666,11 @@ class MessageConsumer(BatchDelivery):
             undelivered = list(self._buffer)
             self._buffer.clear()
             self._cv.notify_all()
-        unacked = (
-            self._session._forget_unacked(self) if self._session._mode == CLIENT_ACKNOWLEDGE else []
-        )
-        if undelivered or unacked:
-            # Credit first: a broker may send what is settled below again at once on this
-            # still-open link (ActiveMQ does), and that copy would be lost to the close.
-            self._receiver.stop_credit(self._drain_timeout)
-        # Prefetched, never delivered: back to the broker untouched. Delivered but not
-        # acknowledged (CLIENT_ACKNOWLEDGE): a failed delivery, counted by the broker.
-        self._receiver.settle_many(undelivered, "released")
-        self._receiver.settle_many(unacked, "modified", failed=True)
+        session = self._session
+        unacked = session._forget_unacked(self) if session._mode == CLIENT_ACKNOWLEDGE else []
+        # Prefetched, never delivered: released. Delivered but not acknowledged
+        # (CLIENT_ACKNOWLEDGE): a failed delivery the broker counts, modified(delivery-failed).
+        self._receiver.settle_on_close(undelivered, unacked, self._drain_timeout)
         # A durable subscriber's link is detached, never closed: closing would delete the
         # subscription on the broker; only unsubscribe() removes it.
         durable = self._subscription is not None and self._subscription.durable

@@ -12,6 +12,7 @@ from ..context import CheckContext
 from ..model import Verdict, not_applicable, passed
 from ..registry import capability_fallback, check
 from ..settings import NO_AUTO_CREATE_PREFIX
+from ._evidence import expiry_restamped, sent_priorities
 from ._support import EARLY_MS, LATE_MS, drain, now_ms, wait_buffered
 
 DELAY_REFUSED = "a delay is refused before the wire with MQRC_FUNCTION_NOT_SUPPORTED (DD-1)"
@@ -338,7 +339,7 @@ def dd7(ctx: CheckContext) -> Verdict:
     ctx.expect(received is not None, "nothing within 5 s", "the delayed message", "receive")
     assert received is not None
     if received.getText() != "kept":
-        restamped = _expiry_restamped(ctx, received)
+        restamped = expiry_restamped(ctx, received)
         if restamped is not None:
             return restamped
     ctx.expect_equal(received.getText(), "kept", "first message received")
@@ -355,36 +356,6 @@ def dd7(ctx: CheckContext) -> Verdict:
     return passed(
         "JMSExpiration and JMSDeliveryTime count from the send; expired-while-delayed "
         "never delivered"
-    )
-
-
-def _expiry_restamped(ctx: CheckContext, received: Any) -> Verdict | None:
-    """A deviation when jmspy sent the expired-while-delayed message with the right
-    absolute-expiry-time and the broker delivered it anyway with a later expiration (the
-    ActiveMQ Classic scheduler stamps a new one when it releases the message); None when
-    jmspy's own frame was wrong or not captured."""
-    sent = [m for m in ctx.sent_messages() if m is not None]
-    wanted = [m for m in sent if ("amqp-value", "expires while delayed") in m.body]
-    if len(wanted) != 1:
-        return None
-    raw = wanted[0]
-    stamp = raw.properties.get("creation-time")
-    expiry = raw.properties.get("absolute-expiry-time")
-    due = raw.annotations.get("x-opt-delivery-time")
-    if stamp is None or expiry is None or due is None:
-        return None
-    if (int(expiry) - int(stamp), int(due) - int(stamp)) != (300, 300):
-        return None
-    ctx.note(f"jmspy sent: {raw.describe()}")
-    ctx.note(
-        f"the broker delivered it with JMSExpiration {received.getJMSExpiration()} "
-        f"({received.getJMSExpiration() - int(expiry)} ms after the expiry jmspy sent)"
-    )
-    return ctx.broker_deviation(
-        "the broker delivered a message that expired while it was delayed, with its "
-        "expiration moved past the release (the scheduler re-stamps the TTL)",
-        observed=f"delivered, JMSExpiration {received.getJMSExpiration()}",
-        expected=f"expired unseen at absolute-expiry-time {int(expiry)}",
     )
 
 
@@ -664,7 +635,7 @@ def dd15(ctx: CheckContext) -> Verdict:
             arrival = [
                 int((m.header or {}).get("priority", 4)) for m in ctx.received_messages() if m
             ]
-    if results["fifo"] != order and results["fifo"] == arrival and _sent_priorities(ctx, order):
+    if results["fifo"] != order and results["fifo"] == arrival and sent_priorities(ctx, order):
         ctx.note(f"jmspy sent priorities {order}; the broker delivered them as {arrival}")
         ctx.expect_equal(results["priority"], sorted(order, reverse=True), "priority")
         return ctx.broker_deviation(
@@ -676,12 +647,6 @@ def dd15(ctx: CheckContext) -> Verdict:
     ctx.expect_equal(results["fifo"], order, "fifo: arrival order")
     ctx.expect_equal(results["priority"], sorted(order, reverse=True), "priority: highest first")
     return passed(f"fifo {results['fifo']}, priority {results['priority']}")
-
-
-def _sent_priorities(ctx: CheckContext, order: list[int]) -> bool:
-    """Whether the first messages jmspy sent carried ``order`` as their header priorities."""
-    sent = [m for m in ctx.sent_messages() if m is not None][: len(order)]
-    return [int((m.header or {}).get("priority", 4)) for m in sent] == order
 
 
 @check("DD-16")

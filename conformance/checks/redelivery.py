@@ -13,6 +13,7 @@ from ..context import CheckContext
 from ..model import Verdict, passed
 from ..registry import check, fallback
 from ..settings import RD_DELAY_PREFIX, RD_DLA_PREFIX
+from ._evidence import uncounted_failures
 from ._support import EARLY_MS, LATE_MS, Deliveries
 
 
@@ -111,31 +112,11 @@ def rd4(ctx: CheckContext) -> Verdict:
     assert again is not None
     observed = (again.getJMSRedelivered(), again.getIntProperty("JMSXDeliveryCount"))
     if observed == (False, 1):
-        uncounted = _uncounted_failures(ctx, 1)
+        uncounted = uncounted_failures(ctx, 1)
         if uncounted is not None:
             return uncounted
     ctx.expect_equal(observed, (True, 2), "(JMSRedelivered, JMSXDeliveryCount)")
     return passed("the unacknowledged message came back redelivered and counted")
-
-
-def _uncounted_failures(ctx: CheckContext, attempts: int) -> Verdict | None:
-    """A deviation when jmspy settled each failed attempt modified(delivery-failed=true) with
-    the link's credit stopped first, yet the broker delivered the message again uncounted
-    (ActiveMQ Classic forgets the count when the consumer goes away); None otherwise."""
-    failed = ctx.frames_sent("@modified(39) [delivery-failed=true")
-    drains = ctx.frames_sent("drain=true")
-    if len(failed) < attempts:
-        return None
-    for line in drains[-attempts:] + failed[-attempts:]:
-        ctx.note(f"jmspy sent: {line.split('FRAME: ')[-1][:200]}")
-    return ctx.broker_deviation(
-        f"jmspy settled {attempts} failed attempt(s) modified(delivery-failed=true) after "
-        "stopping the link's credit, and the broker delivered the message again without "
-        "counting them",
-        observed="next delivery: JMSRedelivered false, JMSXDeliveryCount 1 (no "
-        "header.delivery-count)",
-        expected=f"JMSRedelivered true, JMSXDeliveryCount {attempts + 1}",
-    )
 
 
 @fallback("RD-4", "the unacknowledged message is delivered again after the close")
@@ -378,7 +359,7 @@ def rd10(ctx: CheckContext) -> Verdict:
     consumer.setRedeliveryPolicy(RedeliveryPolicy.create(max_delivery_attempts=2))
     over = consumer.receive(1000)
     if over is not None and over.getIntProperty("JMSXDeliveryCount") == 1:
-        uncounted = _uncounted_failures(ctx, 2)
+        uncounted = uncounted_failures(ctx, 2)
         if uncounted is not None:
             return uncounted
     ctx.expect(

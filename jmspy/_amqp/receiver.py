@@ -399,6 +399,19 @@ class AmqpReceiver(_LinkBase):
         except JMSException as exc:
             log.debug("drain before close failed: %s", exc)
 
+    def settle_on_close(
+        self, undelivered: list[InboundDelivery], unacked: list[InboundDelivery], timeout_ms: int
+    ) -> None:
+        """A closing consumer gives back what it holds: ``undelivered`` released, ``unacked``
+        modified(delivery-failed). The credit is stopped first when there is anything to
+        settle: a broker may send a settled message again at once on a link that still has
+        credit (ActiveMQ Classic does after modified), and that copy would be lost to the
+        close. Nothing to settle: no drain, no extra round trip."""
+        if undelivered or unacked:
+            self.stop_credit(timeout_ms)
+        self.settle_many(undelivered, "released")
+        self.settle_many(unacked, "modified", failed=True)
+
     def _on_interrupted(self, error: JMSException) -> None:
         """Engine thread: the transport is lost. Unsettled deliveries go back to the broker
         with it (it redelivers them); a drain in progress has nothing left to wait for."""
