@@ -326,7 +326,7 @@ def test_header_ttl_out_of_uint_range_is_not_written(ttl: int) -> None:
 def test_no_delivery_count_on_send() -> None:
     m = stamp(TextMessage("x"))
     m.setJMSRedelivered(True)
-    m._set_delivery_count(3)
+    m.set_delivery_count(3)
     header = section(encode(m, ttl=10), HEADER)
     assert len(header) <= 3
 
@@ -668,7 +668,7 @@ def test_empty_object_message() -> None:
 
 def test_resend_of_java_serialized_object_keeps_content_type() -> None:
     m = ObjectMessage()
-    m._set_serialized(b"\xac\xed", JAVA_SERIALIZED_CONTENT_TYPE)
+    m.set_serialized_body(b"\xac\xed", JAVA_SERIALIZED_CONTENT_TYPE)
     payload = encode(m)
     assert section(payload, PROPS)[6] == JAVA_SERIALIZED_CONTENT_TYPE
     r = decode_message(payload, None)

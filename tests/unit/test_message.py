@@ -137,7 +137,7 @@ def test_acknowledge_calls_callback() -> None:
     m = Message()
     m.acknowledge()  # no callback: a no-op
     calls: list[int] = []
-    m._set_acknowledge_callback(lambda: calls.append(1))
+    m.set_acknowledge_callback(lambda: calls.append(1))
     m.acknowledge()
     m.acknowledge()
     assert calls == [1, 1]
@@ -592,7 +592,7 @@ def test_jmsx_delivery_count_is_provider_set() -> None:
     with pytest.raises(MessageNotWriteableException):
         m.setIntProperty("JMSXDeliveryCount", 2)
     assert not m.propertyExists("JMSXDeliveryCount")
-    m._set_delivery_count(2)
+    m.set_delivery_count(2)
     assert m.getIntProperty("JMSXDeliveryCount") == 2
     assert m.getJMSRedelivered() is True
     assert "JMSXDeliveryCount" in m.getPropertyNames()
@@ -663,7 +663,7 @@ def test_typed_encoding_only_on_object_message() -> None:
         TextMessage().setBooleanProperty("JMS_AMQP_TYPED_ENCODING", True)
     om = ObjectMessage()
     om.setBooleanProperty("JMS_AMQP_TYPED_ENCODING", True)
-    assert om._typed_encoding()
+    assert om.uses_typed_encoding()
     assert om.getBooleanProperty("JMS_AMQP_TYPED_ENCODING") is True
 
 
@@ -671,8 +671,8 @@ def test_ack_type_needs_client_acknowledge() -> None:
     m = Message()
     with pytest.raises(JMSException, match="does not allow"):
         m.setIntProperty("JMS_AMQP_ACK_TYPE", 1)
-    m._set_acknowledge_callback(lambda: None)
-    m._set_read_only(True)  # it stays settable on a received message
+    m.set_acknowledge_callback(lambda: None)
+    m.set_read_only(True)  # it stays settable on a received message
     m.setIntProperty("JMS_AMQP_ACK_TYPE", 5)
     assert m._ack_type == 5
     assert m.getIntProperty("JMS_AMQP_ACK_TYPE") == 5
@@ -702,7 +702,7 @@ PROPERTY_SETTERS: list[tuple[str, Any]] = [
 def test_read_only_properties(setter: str, value: Any) -> None:
     m = TextMessage("t")
     m.setIntProperty("before", 1)
-    m._set_read_only(True)
+    m.set_read_only(True)
     with pytest.raises(MessageNotWriteableException):
         getattr(m, setter)("p", value)
     # Headers stay settable (the provider sets several of them on a received message).
@@ -720,21 +720,21 @@ def test_read_only_properties(setter: str, value: Any) -> None:
 
 def test_read_only_check_precedes_value_check() -> None:
     m = Message()
-    m._set_read_only(True)
+    m.set_read_only(True)
     with pytest.raises(MessageNotWriteableException):
         m.setObjectProperty("p", [1])
 
 
 def test_read_only_jmsx_properties() -> None:
     m = Message()
-    m._set_read_only(True)
+    m.set_read_only(True)
     with pytest.raises(MessageNotWriteableException):
         m.setStringProperty("JMSXGroupID", "g")
 
 
 def test_set_read_only_false_restores_writes() -> None:
     m = TextMessage()
-    m._set_read_only(True)
-    m._set_read_only(False)
+    m.set_read_only(True)
+    m.set_read_only(False)
     m.setText("x")
     m.setIntProperty("p", 1)

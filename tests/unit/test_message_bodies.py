@@ -56,7 +56,7 @@ def test_text_message() -> None:
     assert TextMessage("x").getText() == "x"
     with pytest.raises(MessageFormatException):
         m.setText(b"bytes")  # type: ignore[arg-type]
-    m._set_read_only(True)
+    m.set_read_only(True)
     with pytest.raises(MessageNotWriteableException):
         m.setText("no")
     m.clearBody()
@@ -72,7 +72,7 @@ def test_text_message() -> None:
 def _written(write: str, *args: Any) -> bytes:
     m = BytesMessage()
     getattr(m, write)(*args)
-    return m._body_bytes()
+    return m.get_body_bytes()
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def _written(write: str, *args: Any) -> bytes:
 def test_bytes_message_java_encodings(write: str, value: Any, java_bytes: bytes) -> None:
     assert _written(write, value) == java_bytes
     m = BytesMessage()
-    m._set_body_bytes(java_bytes)
+    m.set_body_bytes(java_bytes)
     read = write.replace("write", "read")
     if write == "writeBytes":
         buf = bytearray(10)
@@ -157,7 +157,7 @@ def test_bytes_message_round_trip_and_modes() -> None:
 
 def test_bytes_message_read_signed_and_unsigned() -> None:
     m = BytesMessage()
-    m._set_body_bytes(b"\xff\xff\xff")
+    m.set_body_bytes(b"\xff\xff\xff")
     assert m.readByte() == -1
     assert m.readUnsignedShort() == 0xFFFF
     m.reset()
@@ -167,7 +167,7 @@ def test_bytes_message_read_signed_and_unsigned() -> None:
 
 def test_bytes_message_eof_does_not_consume() -> None:
     m = BytesMessage()
-    m._set_body_bytes(b"\x00\x01")
+    m.set_body_bytes(b"\x00\x01")
     with pytest.raises(MessageEOFException):
         m.readInt()
     assert m.readShort() == 1
@@ -175,7 +175,7 @@ def test_bytes_message_eof_does_not_consume() -> None:
 
 def test_bytes_message_read_bytes_with_length() -> None:
     m = BytesMessage()
-    m._set_body_bytes(b"abcdef")
+    m.set_body_bytes(b"abcdef")
     buf = bytearray(10)
     assert m.readBytes(buf, 4) == 4
     assert bytes(buf[:4]) == b"abcd"
@@ -190,11 +190,11 @@ def test_bytes_message_utf_errors() -> None:
     m = BytesMessage()
     with pytest.raises(MessageFormatException, match="65535"):
         m.writeUTF("x" * 70000)
-    m._set_body_bytes(b"\x00\x05ab")  # declared length longer than the data
+    m.set_body_bytes(b"\x00\x05ab")  # declared length longer than the data
     with pytest.raises(MessageEOFException):
         m.readUTF()
     assert m.readShort() == 5  # position restored
-    m._set_body_bytes(b"\x00\x02\xff\xfe")
+    m.set_body_bytes(b"\x00\x02\xff\xfe")
     with pytest.raises(MessageFormatException):
         m.readUTF()
 
@@ -223,7 +223,7 @@ def test_bytes_message_write_object() -> None:
     expected.writeDouble(2.5)
     expected.writeUTF("s")
     expected.writeBytes(b"b")
-    assert m._body_bytes() == expected._body_bytes()
+    assert m.get_body_bytes() == expected.get_body_bytes()
     with pytest.raises(TypeError):
         m.writeObject(None)
     with pytest.raises(MessageFormatException, match="list"):
@@ -233,7 +233,7 @@ def test_bytes_message_write_object() -> None:
 def test_bytes_message_received_is_read_only() -> None:
     m = BytesMessage()
     m.writeInt(5)
-    m._set_read_only(True)
+    m.set_read_only(True)
     assert m.readInt() == 5
     with pytest.raises(MessageNotWriteableException):
         m.writeInt(1)
@@ -429,7 +429,7 @@ def test_stream_modes() -> None:
 def test_stream_received_is_read_only() -> None:
     m = StreamMessage()
     m.writeInt(5)
-    m._set_read_only(True)
+    m.set_read_only(True)
     assert m.readInt() == 5
     with pytest.raises(MessageNotWriteableException):
         m.writeInt(1)
@@ -535,7 +535,7 @@ def test_map_names_need_not_be_identifiers() -> None:
 def test_map_read_only_and_clear() -> None:
     m = MapMessage()
     m.setInt("a", 1)
-    m._set_read_only(True)
+    m.set_read_only(True)
     with pytest.raises(MessageNotWriteableException):
         m.setInt("b", 2)
     assert m.getInt("a") == 1
@@ -612,7 +612,7 @@ def test_object_message_class_denied_by_default() -> None:
 )
 def test_object_message_allowed(allow: list[str]) -> None:
     m = ObjectMessage(Order("apple", 2))
-    m._set_deserialization_policy(DeserializationPolicy(allow_list=allow))
+    m.set_deserialization_policy(DeserializationPolicy(allow_list=allow))
     assert m.getObject() == Order("apple", 2)
     assert m.getBody(Order) == Order("apple", 2)
     assert m.isBodyAssignableTo(Order)
@@ -624,7 +624,7 @@ def test_object_message_allowed(allow: list[str]) -> None:
 
 def test_object_message_prefix_is_not_a_substring_match() -> None:
     m = ObjectMessage(Order("apple", 2))
-    m._set_deserialization_policy(DeserializationPolicy(allow_list=[f"{__name__}.Ord"]))
+    m.set_deserialization_policy(DeserializationPolicy(allow_list=[f"{__name__}.Ord"]))
     with pytest.raises(MessageFormatException):
         m.getObject()
 
@@ -632,14 +632,14 @@ def test_object_message_prefix_is_not_a_substring_match() -> None:
 @pytest.mark.parametrize("deny", [[f"{__name__}.Order"], [__name__], ["*"]])
 def test_object_message_deny_beats_allow(deny: list[str]) -> None:
     m = ObjectMessage(Order("apple", 2))
-    m._set_deserialization_policy(DeserializationPolicy(allow_list=["*"], deny_list=deny))
+    m.set_deserialization_policy(DeserializationPolicy(allow_list=["*"], deny_list=deny))
     with pytest.raises(MessageFormatException, match="Order"):
         m.getObject()
 
 
 def test_object_message_deny_does_not_affect_primitives() -> None:
     m = ObjectMessage({"a": 1})
-    m._set_deserialization_policy(DeserializationPolicy(deny_list=["*"]))
+    m.set_deserialization_policy(DeserializationPolicy(deny_list=["*"]))
     assert m.getObject() == {"a": 1}
 
 
@@ -669,7 +669,7 @@ def test_object_message_unpicklable() -> None:
 
 def test_object_message_java_serialized() -> None:
     m = ObjectMessage()
-    m._set_serialized(b"\xac\xed\x00\x05", JAVA_SERIALIZED_CONTENT_TYPE)
+    m.set_serialized_body(b"\xac\xed\x00\x05", JAVA_SERIALIZED_CONTENT_TYPE)
     with pytest.raises(MessageFormatException, match="Java serialized"):
         m.getObject()
     assert m.getSerializedBytes() == b"\xac\xed\x00\x05"
@@ -678,14 +678,14 @@ def test_object_message_java_serialized() -> None:
 
 def test_object_message_corrupt_pickle() -> None:
     m = ObjectMessage()
-    m._set_serialized(b"\x80\x05garbage", "application/x-python-serialized-object")
+    m.set_serialized_body(b"\x80\x05garbage", "application/x-python-serialized-object")
     with pytest.raises(MessageFormatException, match="deserialize"):
         m.getObject()
 
 
 def test_object_message_typed_body() -> None:
     m = ObjectMessage()
-    m._set_typed_body({"k": [1, 2]})
+    m.set_typed_body({"k": [1, 2]})
     got = m.getObject()
     assert got == {"k": [1, 2]}
     got["k"].append(3)
@@ -696,7 +696,7 @@ def test_object_message_typed_body() -> None:
 
 def test_object_message_read_only_and_clear() -> None:
     m = ObjectMessage("x")
-    m._set_read_only(True)
+    m.set_read_only(True)
     with pytest.raises(MessageNotWriteableException):
         m.setObject("y")
     m.clearBody()
@@ -797,7 +797,7 @@ def test_message_for_body() -> None:
     t = message_for_body("x")
     assert isinstance(t, TextMessage) and t.getText() == "x"
     b = message_for_body(b"\x01")
-    assert isinstance(b, BytesMessage) and b._body_bytes() == b"\x01"
+    assert isinstance(b, BytesMessage) and b.get_body_bytes() == b"\x01"
     m = message_for_body({"a": 1, "b": b"x", "c": JFloat(0.5)})
     assert isinstance(m, MapMessage)
     assert m.getInt("a") == 1 and m.getBytes("b") == b"x" and m.getFloat("c") == 0.5
