@@ -120,10 +120,20 @@ class ObjectMessage(Message):
 
         Such a body is what JMS_AMQP_TYPED_ENCODING produces, and Qpid JMS reports the property
         as true on it (its typed-object delegate); so does this message, and sending it on keeps
-        the typed encoding.
+        the typed encoding. (Qpid JMS also picks that delegate for a data section whose content
+        type is not Java serialization; jmspy reads such a section as serialized bytes - its own
+        pickled bodies among them - and does not report typed encoding for it.)
         """
         self.set_typed_body(value)
         self.get_property_store()[JMS_AMQP_TYPED_ENCODING] = (_BOOLEAN, True)
+
+    def clearProperties(self) -> None:
+        # As in Qpid JMS, the typed encoding belongs to the body's encoding and survives
+        # clearProperties (its property intercepter has nothing to clear).
+        typed = self.uses_typed_encoding()
+        super().clearProperties()
+        if typed:
+            self.get_property_store()[JMS_AMQP_TYPED_ENCODING] = (_BOOLEAN, True)
 
     def uses_typed_encoding(self) -> bool:
         """JMS_AMQP_TYPED_ENCODING is set: the body is sent as an AMQP value."""

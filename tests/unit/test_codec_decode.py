@@ -464,3 +464,15 @@ def test_received_serialized_object_does_not_report_typed_encoding() -> None:
     assert not r.propertyExists("JMS_AMQP_TYPED_ENCODING")
     assert r.getBooleanProperty("JMS_AMQP_TYPED_ENCODING") is False
     assert "JMS_AMQP_TYPED_ENCODING" not in r.getPropertyNames()
+
+
+def test_typed_encoding_survives_clear_properties() -> None:
+    r = decode_message(build((MA, {symbol("x-opt-jms-msg-type"): byte(1)}), (VALUE, [1])), None)
+    r.clearProperties()
+    assert r.getBooleanProperty("JMS_AMQP_TYPED_ENCODING") is True
+    m = ObjectMessage([1, 2])
+    m.setBooleanProperty("JMS_AMQP_TYPED_ENCODING", True)
+    m.setStringProperty("other", "x")
+    m.clearProperties()
+    assert m.getPropertyNames() == ["JMS_AMQP_TYPED_ENCODING"]
+    assert VALUE in codes(encode(m))
