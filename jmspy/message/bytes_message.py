@@ -123,8 +123,8 @@ class BytesMessage(Message):
         self._rpos = 0
         self._read_only_body = False
 
-    def _set_read_only(self, read_only: bool) -> None:
-        super()._set_read_only(read_only)
+    def set_read_only(self, read_only: bool) -> None:
+        super().set_read_only(read_only)
         if read_only:
             self.reset()
 

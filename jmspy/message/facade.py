@@ -179,11 +179,9 @@ class MessageFacade:
         self._validate_names = validate
 
     def set_read_only(self, read_only: bool) -> None:
-        """Mark properties and body read-only (a received message) or writeable again."""
-        self._set_read_only(read_only)
+        """Mark properties and body read-only (a received message) or writeable again.
 
-    def _set_read_only(self, read_only: bool) -> None:
-        # Body types with a read/write mode extend this (BytesMessage, StreamMessage).
+        Body types with a read/write mode extend it (BytesMessage, StreamMessage)."""
         self._read_only_properties = read_only
         self._read_only_body = read_only
 

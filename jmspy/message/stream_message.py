@@ -85,8 +85,8 @@ class StreamMessage(Message):
         self._bytes_remaining = _NO_BYTES_IN_FLIGHT
         self._read_only_body = False
 
-    def _set_read_only(self, read_only: bool) -> None:
-        super()._set_read_only(read_only)
+    def set_read_only(self, read_only: bool) -> None:
+        super().set_read_only(read_only)
         if read_only:
             self.reset()
 
