@@ -111,7 +111,7 @@ class BatchDelivery:
         if mode == CLIENT_ACKNOWLEDGE:
             for inbound in batch:
                 session._track_unacked(inbound)
-                inbound.message._acknowledge_callback = session._acknowledge
+                inbound.message.set_acknowledge_callback(session._acknowledge)
         elif mode == SESSION_TRANSACTED:
             self._receiver.settle_many(batch, "accepted", txn_id=session._txn_for_work()[0])
         failed = False

@@ -281,10 +281,10 @@ class MessageConsumer(BatchDelivery):
                 message_id = inbound.message.getJMSMessageID()
                 if self._suspect_ids and message_id in self._suspect_ids:
                     self._suspect_ids.discard(message_id)
-                    if (inbound.message._delivery_count or 1) <= 1:
+                    if (inbound.message.get_delivery_count() or 1) <= 1:
                         _mark_redelivered(inbound.message)
                 self._recent_ids.append(message_id)
-            count = inbound.message._delivery_count or 1
+            count = inbound.message.get_delivery_count() or 1
             if self._policy.exceeded(count):
                 # A message over the attempt limit is never handed to the application.
                 self._give_up(inbound, count)
@@ -298,7 +298,7 @@ class MessageConsumer(BatchDelivery):
         mode = self._session._mode
         if mode == CLIENT_ACKNOWLEDGE:
             self._session._track_unacked(inbound)
-            message._acknowledge_callback = self._session._acknowledge
+            message.set_acknowledge_callback(self._session._acknowledge)
         elif mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
             self._receiver.settle(inbound, "accepted")
         else:
@@ -364,7 +364,7 @@ class MessageConsumer(BatchDelivery):
         # so a failed batch comes back whole and in its order.
         waiting: dict[int, list[InboundDelivery]] = {}
         for inbound in inbounds:
-            count = inbound.message._delivery_count or 1
+            count = inbound.message.get_delivery_count() or 1
             if policy.limited and count >= policy.max_delivery_attempts:  # type: ignore[operator]
                 self._give_up(inbound, count + 1)
                 continue
@@ -422,7 +422,7 @@ class MessageConsumer(BatchDelivery):
         message = inbound.message
         if mode == CLIENT_ACKNOWLEDGE:
             session._track_unacked(inbound)
-            message._acknowledge_callback = session._acknowledge
+            message.set_acknowledge_callback(session._acknowledge)
         elif mode == SESSION_TRANSACTED:
             self._receiver.settle(inbound, "accepted", txn_id=session._txn_for_work()[0])
         session._current_listener_delivery = inbound
@@ -696,4 +696,4 @@ class MessageConsumer(BatchDelivery):
 
 
 def _mark_redelivered(message: Message) -> None:
-    message._set_delivery_count((message._delivery_count or 1) + 1)
+    message.set_delivery_count((message.get_delivery_count() or 1) + 1)

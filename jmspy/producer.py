@@ -339,7 +339,7 @@ class MessageProducer:
         # As in Qpid JMS: JMSXUserID is the authenticated user with jms.populateJMSXUserID and
         # is cleared on every other send, so a message cannot claim someone else's identity.
         options = self._connection.options
-        message._user_id = options.username if options.populate_jmsx_user_id else None
+        message.set_user_id(options.username if options.populate_jmsx_user_id else None)
         adapter = self._adapter
         payload = encode_message(
             message,

@@ -151,8 +151,8 @@ def check_message_for_delay(delay: int, message: Any) -> None:
                 f"message marked retained ({JMS_IBM_RETAIN}={RETAIN_PUBLICATION}) cannot be sent "
                 f"with delivery delay {delay} ms",
             )
-    group_id = message._group_id
-    group_seq = message._group_seq
+    group_id = message.get_group_id()
+    group_seq = message.get_group_seq()
     if group_id is not None or group_seq is not None:
         raise violation(
             "DD-4",

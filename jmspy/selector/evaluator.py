@@ -100,7 +100,7 @@ def _header_reader(name: str) -> ValueFn:
 def _property_reader(name: str) -> ValueFn:
     def read(m: Message) -> TypedValue:
         try:
-            return m._get_typed(name)
+            return m.get_typed_property(name)
         except AttributeError:
             return _typed_from_python(m.getObjectProperty(name))
         except IllegalArgumentException:

@@ -9,42 +9,34 @@ from __future__ import annotations
 
 import math
 import operator
-import struct
 from collections.abc import Callable
 from typing import Any
 
-from jmspy.message import JavaType
-
-TypedValue = tuple[JavaType, Any]
-
-_BOOLEAN = JavaType.BOOLEAN
-_BYTE = JavaType.BYTE
-_SHORT = JavaType.SHORT
-_INT = JavaType.INT
-_LONG = JavaType.LONG
-_FLOAT = JavaType.FLOAT
-_DOUBLE = JavaType.DOUBLE
-_STRING = JavaType.STRING
-_OBJECT = JavaType.OBJECT
+# Java types, float32 rounding and the range limits have one home, shared with the message model.
+from jmspy.message.java import (
+    _BOOLEAN,
+    _BYTE,
+    _DOUBLE,
+    _FLOAT,
+    _INT,
+    _INT_MAX,
+    _INT_MIN,
+    _LONG,
+    _LONG_MAX,
+    _LONG_MIN,
+    _OBJECT,
+    _SHORT,
+    _STRING,
+    JavaType,
+    TypedValue,
+)
+from jmspy.message.java import _to_float32 as _f32
 
 _NULL: TypedValue = (_OBJECT, None)
 
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
 # Binary numeric promotion rank: 0 int (byte and short promote to int), 1 long, 2 float, 3 double.
 _RANK: dict[JavaType, int] = {_BYTE: 0, _SHORT: 0, _INT: 0, _LONG: 1, _FLOAT: 2, _DOUBLE: 3}
-
-
-_F32 = struct.Struct("<f")
-
-
-def _f32(value: float) -> float:
-    """Round a double to float32, as Java's ``(float)`` conversion does."""
-    try:
-        return float(_F32.unpack(_F32.pack(value))[0])
-    except OverflowError:  # rounds beyond the float range: Java gives +/-Infinity
-        return math.copysign(math.inf, value)
 
 
 def _i2f(value: int) -> float:

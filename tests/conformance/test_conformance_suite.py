@@ -21,7 +21,7 @@ from jmspy.conformance.runner import run_target
 import jmspy
 import jmspy.producer
 import jmspy.rules
-from jmspy._amqp import codec
+from jmspy._amqp.codec import encode as codec
 
 pytestmark = pytest.mark.broker
 

@@ -377,6 +377,30 @@ def test_typed_encoding_object_java_to_python(
             "text": "v ✓",
         }
         assert message.getSerializedBytes() is None
+        # Qpid JMS reports the property on a typed body it received; so does jmspy.
+        assert message.getBooleanProperty("JMS_AMQP_TYPED_ENCODING") is True
+        assert "JMS_AMQP_TYPED_ENCODING" in message.getPropertyNames()
+
+
+def test_typed_encoding_property_reported_as_qpid_jms_does(
+    java: JavaClient, factory: Any, unique_name: str
+) -> None:
+    """The same typed ObjectMessage received by Qpid JMS and by jmspy: both list
+    JMS_AMQP_TYPED_ENCODING among the properties, with the value true."""
+    spec = {"type": "object", "typedEncoding": True, "body": TYPED_MAP_JAVA}
+    java.send(queue(unique_name + ".java"), [spec])
+    (seen_by_java,) = java.receive(queue(unique_name + ".java"))["messages"]
+    qpid = seen_by_java["properties"].get("JMS_AMQP_TYPED_ENCODING")
+    java.send(queue(unique_name), [spec])
+    with factory.createConnection() as connection:
+        session = connection.createSession()
+        consumer = session.createConsumer(session.createQueue(unique_name))
+        connection.start()
+        message = consumer.receive(10_000)
+        assert isinstance(message, jmspy.ObjectMessage)
+        assert qpid == {"type": "Boolean", "value": True}, seen_by_java["properties"]
+        assert message.getObjectProperty("JMS_AMQP_TYPED_ENCODING") is True
+        assert "JMS_AMQP_TYPED_ENCODING" in message.getPropertyNames()
 
 
 def test_typed_encoding_object_python_to_java(

@@ -732,7 +732,7 @@ def _decode_both(payload: bytes, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> 
         def declined(data: Any) -> Any:
             raise AmqpDecodeError("forced")
 
-        m.setattr(codec, "read_sections", declined)
+        m.setattr(codec.proton_fallback, "read_sections", declined)
         reference = outcome()
     return fast, reference
 
@@ -796,7 +796,7 @@ def test_jms_and_proton_messages_take_the_reader(monkeypatch: pytest.MonkeyPatch
     def unexpected(payload: Any) -> Any:
         raise AssertionError("fell back to proton.Data")
 
-    monkeypatch.setattr(codec, "_proton_sections", unexpected)
+    monkeypatch.setattr(codec.proton_fallback, "_proton_sections", unexpected)
     for payload in _messages():
         for kind in (bytes, bytearray, memoryview):
             decode_message(kind(payload), Queue("q"))

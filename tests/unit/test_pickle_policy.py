@@ -188,8 +188,8 @@ def _no_sentinel() -> Iterator[None]:
 
 def _received(payload: bytes, allow: list[str], deny: list[str] | None = None) -> ObjectMessage:
     m = ObjectMessage()
-    m._set_serialized(payload, "application/x-python-serialized-object")
-    m._set_deserialization_policy(DeserializationPolicy(allow_list=allow, deny_list=deny or []))
+    m.set_serialized_body(payload, "application/x-python-serialized-object")
+    m.set_deserialization_policy(DeserializationPolicy(allow_list=allow, deny_list=deny or []))
     return m
 
 

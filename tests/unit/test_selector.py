@@ -199,7 +199,7 @@ def test_evaluation_reads_the_message_each_time() -> None:
 def test_received_read_only_message() -> None:
     message = TextMessage("x")
     message.setIntProperty("n", 3)
-    message._set_read_only(True)
+    message.set_read_only(True)
     assert parse_selector("n = 3").matches(message)  # type: ignore[union-attr]
 
 
