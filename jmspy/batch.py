@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol, cast
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery
-from .connection import (
+from ._modes import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,

@@ -7,36 +7,30 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from . import __version__
 from ._amqp.provider import AmqpConnection, AmqpSender, AmqpSession, LinkSpec
+from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the others
+    ACKNOWLEDGE_MODES,
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DUPS_OK_ACKNOWLEDGE,
+    SESSION_TRANSACTED,
+)
+from ._version import __version__
 from .adapters import BrokerProfile, choose_profile
+from .destination import Destination, TemporaryQueue, TemporaryTopic
 from .errors import (
     IllegalStateException,
     InvalidClientIDException,
     JMSException,
 )
-from .failover_options import ConnectionURL, FailoverOptions, parse_connection_url
-from .options import ConnectionOptions, Endpoint, build_options
-
-if TYPE_CHECKING:
-    from .destination import Destination
-    from .message import DeserializationPolicy
-    from .session import Session
+from .failover_options import FailoverOptions
+from .message import DeserializationPolicy
+from .options import ConnectionOptions, Endpoint
+from .session import Session
 
 log = logging.getLogger("jmspy.connection")
-
-SESSION_TRANSACTED = 0
-AUTO_ACKNOWLEDGE = 1
-CLIENT_ACKNOWLEDGE = 2
-DUPS_OK_ACKNOWLEDGE = 3
-ACKNOWLEDGE_MODES = {
-    SESSION_TRANSACTED: "SESSION_TRANSACTED",
-    AUTO_ACKNOWLEDGE: "AUTO_ACKNOWLEDGE",
-    CLIENT_ACKNOWLEDGE: "CLIENT_ACKNOWLEDGE",
-    DUPS_OK_ACKNOWLEDGE: "DUPS_OK_ACKNOWLEDGE",
-}
 
 
 class ExceptionListener(Protocol):
@@ -72,100 +66,6 @@ _LISTENER_METHODS = {
 
 
 _connection_seq = itertools.count(1)
-
-
-class ConnectionFactory:
-    """Creates connections to one broker.
-
-    ``ConnectionFactory("amqp://localhost:5672?jms.connectTimeout=5000", "user", "secret")``;
-    options may also be given as keyword arguments with their snake_case names
-    (``connect_timeout=5000``) or their dotted names (``**{"jms.connectTimeout": 5000}``).
-    """
-
-    def __init__(
-        self,
-        url: str = "amqp://localhost:5672",
-        username: str | None = None,
-        password: str | None = None,
-        client_id: str | None = None,
-        **options: Any,
-    ) -> None:
-        parsed = parse_connection_url(url)
-        overrides = dict(options)
-        if username is not None:
-            overrides["username"] = username
-        if password is not None:
-            overrides["password"] = password
-        if client_id is not None:
-            overrides["client_id"] = client_id
-        self._url: ConnectionURL = parsed
-        self._endpoint: Endpoint = parsed.endpoint
-        self._options: ConnectionOptions = build_options(parsed.query, overrides)
-        # Each server of a failover pool: the connection options with its own amqp.* and
-        # transport.* options on top.
-        self._servers: list[tuple[Endpoint, ConnectionOptions]] = [
-            (
-                server.endpoint,
-                build_options({**parsed.query, **server.options}, overrides)
-                if server.options
-                else self._options,
-            )
-            for server in parsed.servers
-        ]
-
-    @property
-    def options(self) -> ConnectionOptions:
-        return self._options
-
-    @property
-    def endpoint(self) -> Endpoint:
-        return self._endpoint
-
-    @property
-    def failover(self) -> FailoverOptions | None:
-        """The failover settings of a ``failover:(...)`` URL, else None (no reconnect)."""
-        return self._url.failover
-
-    def _display(self) -> str:
-        if self._url.failover is None:
-            return self._endpoint.display()
-        return "failover:(" + ",".join(s.display() for s in self._url.servers) + ")"
-
-    def __repr__(self) -> str:
-        user = f", username={self._options.username!r}" if self._options.username else ""
-        return f"ConnectionFactory({self._display()!r}{user})"
-
-    def createContext(self, *args: Any) -> Any:
-        """``createContext()``, ``createContext(sessionMode)``,
-        ``createContext(userName, password[, sessionMode])`` (JMS 2.0 simplified API)."""
-        from .context import JMSContext
-
-        return JMSContext._create(self, *args)
-
-    def createConnection(
-        self, userName: str | None = None, password: str | None = None
-    ) -> Connection:
-        options = self._options
-        if userName is not None or password is not None:
-            options = options.model_copy(update={"username": userName})
-            if password is not None:
-                from pydantic import SecretStr
-
-                options = options.model_copy(update={"password": SecretStr(password)})
-        servers = self._servers
-        if options is not self._options:
-            servers = [
-                (endpoint, server_options.model_copy(update=_credentials(options)))
-                for endpoint, server_options in servers
-            ]
-        connection = Connection(self._endpoint, options, servers, self._url.failover)
-        if options.client_id is not None or not options.await_client_id:
-            connection._ensure_open()
-        return connection
-
-
-def _credentials(options: ConnectionOptions) -> dict[str, Any]:
-    return {"username": options.username, "password": options.password}
 
 
 class ConnectionMetaData:
@@ -287,6 +187,11 @@ class Connection:
         if self._closed or self._closing:
             raise IllegalStateException("The Connection is closed")
 
+    def connect(self) -> None:
+        """jmspy extension (Qpid JMS's ``JmsConnection.connect``): open the AMQP connection now
+        rather than on first use, so that bad credentials or a duplicate client id fail here."""
+        self._ensure_open()
+
     def _ensure_open(self) -> AmqpConnection:
         """Open the AMQP connection on first use; return it."""
         if self._amqp is not None:
@@ -404,8 +309,6 @@ class Connection:
         self._notify_exception_listener(error)
 
     def _deserialization_policy_object(self) -> DeserializationPolicy:
-        from .message import DeserializationPolicy
-
         if self._deserialization_policy is None:
             opts = self._options
             self._deserialization_policy = DeserializationPolicy(
@@ -480,8 +383,6 @@ class Connection:
     def createSession(self, *args: Any) -> Session:
         """``createSession()``, ``createSession(sessionMode)`` or
         ``createSession(transacted, acknowledgeMode)`` as in JMS 2.0."""
-        from .session import Session
-
         self._check_closed()
         if len(args) == 0:
             mode = AUTO_ACKNOWLEDGE
@@ -572,8 +473,6 @@ class Connection:
     # ---- temporary destinations -------------------------------------------------------------
 
     def _create_temporary(self, kind: str) -> Destination:
-        from .destination import TemporaryQueue, TemporaryTopic
-
         amqp = self._ensure_open()
         if not self.adapter.temporary_destinations:
             raise JMSException(

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from ._limits import check_receive_timeout
-from .batch import BatchDelivery
-from .connection import (
+from ._modes import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
+from .batch import BatchDelivery
 from .destination import Destination, Topic
 from .errors import (
     IllegalArgumentException,

@@ -49,8 +49,8 @@ from .producer import (
 )
 
 if TYPE_CHECKING:
-    from .connection import ConnectionFactory
     from .consumer import BatchListenerLike, ListenerLike, MessageConsumer
+    from .factory import ConnectionFactory
     from .session import Session
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,7 +112,7 @@ class JMSContext:
 
     @classmethod
     @runtime
-    def _create(cls, factory: ConnectionFactory, *args: Any) -> JMSContext:
+    def create(cls, factory: ConnectionFactory, *args: Any) -> JMSContext:
         """``createContext()``, ``(sessionMode)``, ``(user, password)``,
         ``(user, password, sessionMode)``."""
         user = password = None
@@ -130,7 +130,7 @@ class JMSContext:
         connection = factory.createConnection(user, password)
         try:
             # A context is usable at once: open now so bad credentials fail here.
-            connection._ensure_open()
+            connection.connect()
         except JMSException:
             connection.close()
             raise

@@ -13,8 +13,8 @@ from ._amqp.codec import encode_message, node_address
 from ._amqp.engine import Completion
 from ._amqp.provider import ANONYMOUS_RELAY, AmqpSender, LinkSpec
 from ._limits import check_milliseconds, saturating_add
+from ._modes import SESSION_TRANSACTED
 from .adapters.base import DELAYED_DELIVERY
-from .connection import SESSION_TRANSACTED
 from .destination import Destination
 from .errors import (
     IllegalArgumentException,

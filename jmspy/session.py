@@ -11,14 +11,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ._amqp.engine import Completion
-from ._amqp.provider import AmqpConnection, AmqpSession, InboundDelivery
-from .connection import (
+from ._amqp.provider import AmqpConnection, AmqpSession, InboundDelivery, LinkSpec
+from ._modes import (
     ACKNOWLEDGE_MODES,
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
+from .browser import QueueBrowser
+from .consumer import MessageConsumer, Subscription
 from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from .errors import (
     IllegalStateException,
@@ -26,14 +28,12 @@ from .errors import (
     JMSException,
 )
 from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from .producer import MessageProducer
 from .selector import parse_selector
 from .session_transactions import SessionTransactions
 
 if TYPE_CHECKING:
-    from .browser import QueueBrowser
     from .connection import Connection
-    from .consumer import MessageConsumer
-    from .producer import MessageProducer
 
 log = logging.getLogger("jmspy.session")
 
@@ -367,8 +367,6 @@ class Session(SessionTransactions):
         durable: bool,
         shared: bool,
     ) -> MessageConsumer:
-        from .consumer import MessageConsumer, Subscription
-
         self._check_closed()
         if topic is None or not isinstance(topic, Topic):
             raise InvalidDestinationException(
@@ -424,8 +422,6 @@ class Session(SessionTransactions):
 
     def unsubscribe(self, name: str) -> None:
         """Delete a durable subscription: look it up by link name, then close that link."""
-        from ._amqp.provider import LinkSpec
-
         self._check_closed()
         if self._connection._active_subscriptions.get(name):
             raise IllegalStateException(
@@ -444,8 +440,6 @@ class Session(SessionTransactions):
         receiver.close()
 
     def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> QueueBrowser:
-        from .browser import QueueBrowser
-
         self._check_closed()
         if queue is None or not isinstance(queue, Queue):
             raise InvalidDestinationException(
@@ -457,8 +451,6 @@ class Session(SessionTransactions):
     # ---- producers and consumers --------------------------------------------------------
 
     def createProducer(self, destination: Destination | None = None) -> MessageProducer:
-        from .producer import MessageProducer
-
         self._check_closed()
         if destination is not None and not isinstance(destination, Destination):
             raise InvalidDestinationException(
@@ -474,8 +466,6 @@ class Session(SessionTransactions):
         messageSelector: str | None = None,
         noLocal: bool = False,
     ) -> MessageConsumer:
-        from .consumer import MessageConsumer
-
         self._check_closed()
         if destination is None or not isinstance(destination, Destination):
             raise InvalidDestinationException(

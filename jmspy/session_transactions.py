@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .connection import SESSION_TRANSACTED
+from ._modes import SESSION_TRANSACTED
 from .errors import (
     IllegalStateException,
     JMSException,

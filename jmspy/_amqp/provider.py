@@ -29,8 +29,8 @@ from proton import (
     symbol,
 )
 
-from .. import __version__
 from .._limits import MIN_REMOTE_IDLE_TIMEOUT_MS
+from .._version import __version__
 from ..errors import (
     IllegalStateException,
     JMSException,
