@@ -8,7 +8,6 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from .destination import Queue
 from .errors import IllegalStateException, JMSException
@@ -49,17 +48,17 @@ class QueueBrowser:
         self._check_closed()
         connection = self._session._connection
         options = connection.options
-        adapter = connection.adapter
+        wire = connection.wire
+        adapter = wire.adapter
         if not adapter.browse:
             raise JMSException(
                 f"the broker ({adapter.title}) cannot browse: its 'copy' links still take "
                 "messages off the queue, so a QueueBrowser would consume them"
             )
-        address = node_address(self._queue, adapter.queue_prefix, adapter.topic_prefix)
+        address = wire.address(self._queue)
         buffer: collections.deque[InboundDelivery] = collections.deque()
         arrived = threading.Condition()
         failure: list[JMSException] = []
-        policy = connection._deserialization_policy_object()
 
         def on_message(inbound: InboundDelivery) -> None:
             with arrived:
@@ -71,15 +70,6 @@ class QueueBrowser:
                 failure.append(error)
                 arrived.notify()
 
-        def decode(payload: bytes) -> Message:
-            return decode_message(
-                payload,
-                self._queue,
-                deserialization_policy=policy,
-                queue_prefix=adapter.queue_prefix,
-                topic_prefix=adapter.topic_prefix,
-            )
-
         spec = LinkSpec(
             name=f"jmspy:browser:{self._session._session_id}:{next(_browser_seq)}:{address}",
             address=address,
@@ -90,7 +80,7 @@ class QueueBrowser:
             extra=link_profile(adapter),
         )
         receiver = self._session._amqp.create_receiver(
-            spec, options.prefetch_for("browser"), decode, on_message, on_closed
+            spec, options.prefetch_for("browser"), wire.decoder(self._queue), on_message, on_closed
         )
         self._open.append(receiver)
         return self._enumerate(receiver, buffer, arrived, failure, options.drain_timeout)

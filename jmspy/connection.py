@@ -18,6 +18,7 @@ from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the o
     SESSION_TRANSACTED,
 )
 from ._version import __version__
+from ._wire import Wire
 from .adapters import BrokerProfile, choose_profile
 from .destination import Destination, TemporaryQueue, TemporaryTopic
 from .errors import (
@@ -26,7 +27,6 @@ from .errors import (
     JMSException,
 )
 from .failover_options import FailoverOptions
-from .message import DeserializationPolicy
 from .options import ConnectionOptions, Endpoint
 from .session import Session
 
@@ -102,16 +102,16 @@ class ConnectionMetaData:
 
     # jmspy additions: what the broker said about itself in its open frame.
     def getBrokerProduct(self) -> str | None:
-        props = self._connection._amqp_properties()
+        props = self._connection.wire.remote_properties()
         product = props.get("product")
         return str(product) if product is not None else None
 
     def getBrokerVersion(self) -> str | None:
-        version = self._connection._amqp_properties().get("version")
+        version = self._connection.wire.remote_properties().get("version")
         return str(version) if version is not None else None
 
     def getOfferedCapabilities(self) -> frozenset[str]:
-        return self._connection._offered_capabilities()
+        return self._connection.wire.offered_capabilities()
 
     def getAdapter(self) -> str:
         """The name of the broker profile in use (see jmspy.adapters)."""
@@ -157,7 +157,7 @@ class Connection:
         self._sessions: list[Session] = []
         self._session_seq = itertools.count(1)
         self._dispatch_threads: set[threading.Thread] = set()
-        self._deserialization_policy: DeserializationPolicy | None = None
+        self._wire: Wire | None = None
         # Temporary destinations: each one is a dynamic node held by a link of an internal
         # session; closing the link deletes the node.
         self._internal_session: AmqpSession | None = None
@@ -215,15 +215,18 @@ class Connection:
             self._adapter = choose_profile(
                 self._options.adapter, amqp.remote_properties, amqp.remote_offered_capabilities
             )
+            self._wire = Wire(amqp, self._adapter, self._options)
             self._amqp = amqp
             self._used = True
             return amqp
 
-    def _amqp_properties(self) -> dict[str, Any]:
-        return self._ensure_open().remote_properties
-
-    def _offered_capabilities(self) -> frozenset[str]:
-        return frozenset(self._ensure_open().remote_offered_capabilities)
+    @property
+    def wire(self) -> Wire:
+        """The wire questions of this connection (addresses, decoder, delayed delivery),
+        answered in one place for all its sessions, producers, consumers and browsers."""
+        self._ensure_open()
+        assert self._wire is not None
+        return self._wire
 
     @property
     def adapter(self) -> BrokerProfile:
@@ -231,11 +234,6 @@ class Connection:
         self._ensure_open()
         assert self._adapter is not None
         return self._adapter
-
-    def _delayed_delivery_supported(self) -> bool:
-        """DD-1 at connection level: the adapter's word, else the offered capabilities."""
-        amqp = self._ensure_open()
-        return self.adapter.supports_delayed_delivery(amqp.remote_offered_capabilities)
 
     def _on_connection_failure(self, error: JMSException) -> None:
         """Engine thread: the connection failed. Wake every waiter, then tell the listener."""
@@ -307,19 +305,6 @@ class Connection:
         """An asynchronous send failed after send() returned: only the ExceptionListener can
         hear about it (JMS 2.0 section 6.1.7)."""
         self._notify_exception_listener(error)
-
-    def _deserialization_policy_object(self) -> DeserializationPolicy:
-        if self._deserialization_policy is None:
-            opts = self._options
-            self._deserialization_policy = DeserializationPolicy(
-                allow_list=[
-                    x.strip() for x in opts.deserialization_allow_list.split(",") if x.strip()
-                ],
-                deny_list=[
-                    x.strip() for x in opts.deserialization_deny_list.split(",") if x.strip()
-                ],
-            )
-        return self._deserialization_policy
 
     def _in_own_listener(self) -> bool:
         current = threading.current_thread()

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from ._limits import check_receive_timeout
 from ._modes import (
@@ -128,9 +127,9 @@ class MessageConsumer(BatchDelivery):
         if subscription is not None and subscription.durable:
             kind = "durable"
         prefetch = options.prefetch_for(kind)
-        policy = self._connection._deserialization_policy_object()
-        adapter = self._connection.adapter
-        address = node_address(destination, adapter.queue_prefix, adapter.topic_prefix)
+        wire = self._connection.wire
+        adapter = wire.adapter
+        address = wire.address(destination)
         # Brokers that cannot filter (RabbitMQ, Service Bus, IBM MQ over AMQP): the client
         # evaluates the selector for topic subscriptions. A queue cannot be filtered by a
         # client without taking messages away from other consumers, so that is refused.
@@ -167,15 +166,7 @@ class MessageConsumer(BatchDelivery):
 
         spec.extra.update(link_profile(adapter))
 
-        def decode(payload: bytes) -> Message:
-            return decode_message(
-                payload,
-                destination,
-                deserialization_policy=policy,
-                queue_prefix=adapter.queue_prefix,
-                topic_prefix=adapter.topic_prefix,
-            )
-
+        decode = wire.decoder(destination)
         # A broker that cannot drain (RabbitMQ 3.x) keeps released messages bound to the link
         # until its session ends, so such consumers get an AMQP session of their own, ended
         # when they close: everything unsettled then goes back to the queue.
