@@ -14,6 +14,7 @@ from .errors import IllegalStateException, JMSException
 from .message import Message
 
 if TYPE_CHECKING:
+    from ._ports import SessionPort
     from .session import Session
 
 _browser_seq = itertools.count(1)
@@ -24,8 +25,11 @@ class QueueBrowser:
     presettled link and yields the queue's messages, in queue order, until the broker has no
     more (a drain that comes back empty)."""
 
-    def __init__(self, session: Session, queue: Queue, selector: str | None) -> None:
+    def __init__(
+        self, session: Session, port: SessionPort, queue: Queue, selector: str | None
+    ) -> None:
         self._session = session
+        self._port = port
         self._queue = queue
         self._selector = selector
         self._closed = False
@@ -34,7 +38,7 @@ class QueueBrowser:
     def _check_closed(self) -> None:
         if self._closed:
             raise IllegalStateException("The QueueBrowser is closed")
-        self._session._check_closed()
+        self._port.check_closed()
 
     def getQueue(self) -> Queue:
         self._check_closed()
@@ -46,7 +50,7 @@ class QueueBrowser:
 
     def getEnumeration(self) -> Iterator[Message]:
         self._check_closed()
-        connection = self._session._connection
+        connection = self._port.connection
         options = connection.options
         wire = connection.wire
         adapter = wire.adapter
@@ -71,7 +75,7 @@ class QueueBrowser:
                 arrived.notify()
 
         spec = LinkSpec(
-            name=f"jmspy:browser:{self._session._session_id}:{next(_browser_seq)}:{address}",
+            name=f"jmspy:browser:{self._port.session_id}:{next(_browser_seq)}:{address}",
             address=address,
             capabilities=(self._queue.kind,),
             selector=self._selector,

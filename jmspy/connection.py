@@ -17,6 +17,7 @@ from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the o
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
+from ._ports import ConnectionPort
 from ._version import __version__
 from ._wire import Wire
 from .adapters import BrokerProfile, choose_profile
@@ -167,6 +168,22 @@ class Connection:
         # _subscription_link_name).
         self._subscription_links: dict[tuple[str, str], int] = {}
         self._active_subscriptions: dict[str, int] = {}
+        # What this connection's sessions may use of it.
+        self._port = ConnectionPort(
+            connection_id=self._connection_id,
+            check_closed=self._check_closed,
+            started=lambda: self._started,
+            wait_started=self._wait_started,
+            create_temporary=self._create_temporary,
+            client_id_fixed=lambda: self._client_id_fixed,
+            subscription_link_name=self._subscription_link_name,
+            subscription_opened=self._subscription_opened,
+            subscription_closed=self._subscription_closed,
+            active_subscriptions=lambda name: self._active_subscriptions.get(name, 0),
+            session_closed=self._session_closed,
+            notify_exception_listener=self._notify_exception_listener,
+            on_async_send_failure=self._on_async_send_failure,
+        )
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("started" if self._started else "stopped")
@@ -391,7 +408,7 @@ class Connection:
                 "DUPS_OK_ACKNOWLEDGE (3) or SESSION_TRANSACTED (0)"
             )
         amqp = self._ensure_open()
-        session = Session(self, amqp, mode, next(self._session_seq))
+        session = Session(self, amqp, mode, next(self._session_seq), self._port)
         self._sessions.append(session)
         return session
 

@@ -33,6 +33,7 @@ from .redelivery import RedeliveryPolicy, redelivery_delay
 from .selector import parse_selector
 
 if TYPE_CHECKING:
+    from ._ports import SessionPort
     from .session import Session
 
 log = logging.getLogger("jmspy.consumer")
@@ -77,6 +78,7 @@ class MessageConsumer(BatchDelivery):
     def __init__(
         self,
         session: Session,
+        port: SessionPort,
         destination: Destination,
         selector: str | None,
         no_local: bool,
@@ -85,12 +87,13 @@ class MessageConsumer(BatchDelivery):
         subscription: Subscription | None = None,
     ) -> None:
         self._session = session
+        self._port = port
         self._subscription = subscription
-        self._connection = session._connection
+        self._connection = port.connection
         self._destination = destination
         self._selector = selector
         self._no_local = no_local
-        self._consumer_id = f"{session._session_id}:{seq}"
+        self._consumer_id = f"{port.session_id}:{seq}"
         self._listener: ListenerLike | None = None
         self._batch_listener: BatchListenerLike | None = None
         self._batch_size = 1
@@ -103,7 +106,7 @@ class MessageConsumer(BatchDelivery):
         # DD-15: delivery sequence. "priority" reorders what is held locally (highest first,
         # FIFO within a priority), like Qpid JMS's jms.localMessagePriority.
         sequence = destination.options.delivery_sequence or (
-            "priority" if session._connection.options.local_message_priority else "fifo"
+            "priority" if port.connection.options.local_message_priority else "fifo"
         )
         self._delivery_sequence = sequence
         self._buffer: collections.deque[InboundDelivery] | PriorityBuffer = (
@@ -170,9 +173,7 @@ class MessageConsumer(BatchDelivery):
         # A broker that cannot drain (RabbitMQ 3.x) keeps released messages bound to the link
         # until its session ends, so such consumers get an AMQP session of their own, ended
         # when they close: everything unsettled then goes back to the queue.
-        self._own_amqp_session = (
-            None if adapter.drain else session._amqp_connection.create_session()
-        )
+        self._own_amqp_session = None if adapter.drain else port.amqp_connection.create_session()
         amqp_session = self._own_amqp_session or session._amqp
         self._receiver: AmqpReceiver = amqp_session.create_receiver(
             spec, prefetch, decode, self._on_inbound, self._on_link_closed
@@ -209,13 +210,13 @@ class MessageConsumer(BatchDelivery):
             self._cv.notify()
             buffered = len(self._buffer)
         if self._listener is not None:
-            self._session._signal_ready(self)
+            self._port.signal_ready(self)
         elif self._batch_listener is not None and (
             buffered == 1 or buffered % self._batch_size == 0
         ):
             # A batch consumer needs waking only when a batch starts (to time it) or fills;
             # after each batch the dispatcher re-signals while messages remain.
-            self._session._signal_ready(self)
+            self._port.signal_ready(self)
 
     def _on_interrupted(self, error: JMSException) -> None:
         """Engine thread: the transport is lost. Prefetched messages the application never
@@ -242,7 +243,7 @@ class MessageConsumer(BatchDelivery):
             self._cv.notify_all()
             pending = len(self._buffer)
         if (self._listener is not None or self._batch_listener is not None) and pending:
-            self._session._signal_ready(self, pending)
+            self._port.signal_ready(self, pending)
 
     def _check_closed(self) -> None:
         if self._closed:
@@ -255,7 +256,7 @@ class MessageConsumer(BatchDelivery):
                 f"{self._failure.reason}",
                 linked=self._failure,
             )
-        self._session._check_closed()
+        self._port.check_closed()
 
     def _take(self) -> InboundDelivery | None:
         """Pop the next deliverable message; expired ones are settled and skipped."""
@@ -286,15 +287,15 @@ class MessageConsumer(BatchDelivery):
     def _hand_over(self, inbound: InboundDelivery) -> Message:
         """Acknowledge according to the session mode as the message reaches the application."""
         message = inbound.message
-        mode = self._session._mode
+        mode = self._port.mode
         if mode == CLIENT_ACKNOWLEDGE:
-            self._session._track_unacked(inbound)
-            message._acknowledge_callback = self._session._acknowledge
+            self._port.track_unacked(inbound)
+            message._acknowledge_callback = self._port.acknowledge
         elif mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
             self._receiver.settle(inbound, "accepted")
         else:
             # SESSION_TRANSACTED: accepted within the transaction; commit or rollback decides.
-            self._receiver.settle(inbound, "accepted", txn_id=self._session._txn_for_work()[0])
+            self._receiver.settle(inbound, "accepted", txn_id=self._port.txn_for_work()[0])
         return message
 
     # ---- redelivery ----------------------------------------------------------------------------
@@ -383,9 +384,9 @@ class MessageConsumer(BatchDelivery):
             self._buffer.extendleft(reversed(inbounds))
             self._cv.notify()
         if self._listener is not None:
-            self._session._signal_ready(self, len(inbounds))
+            self._port.signal_ready(self, len(inbounds))
         elif self._batch_listener is not None:
-            self._session._signal_ready(self)
+            self._port.signal_ready(self)
 
     def _listener_failed(self, exc: BaseException, what: str) -> None:
         """A listener raised: a failed delivery (redelivered under the policy). Anything,
@@ -394,7 +395,7 @@ class MessageConsumer(BatchDelivery):
         goes to the ExceptionListener."""
         log.error("%s; redelivered under the redelivery policy", what, exc_info=exc)
         if isinstance(exc, KeyboardInterrupt):
-            self._connection._notify_exception_listener(
+            self._port.connection_port.notify_exception_listener(
                 JMSException(f"{what}; the delivery counts as failed", linked=exc)
             )
 
@@ -407,16 +408,15 @@ class MessageConsumer(BatchDelivery):
             inbound = self._take()
         if inbound is None:
             return
-        session = self._session
-        mode = session._mode
+        session = self._port
+        mode = session.mode
         message = inbound.message
         if mode == CLIENT_ACKNOWLEDGE:
-            session._track_unacked(inbound)
-            message._acknowledge_callback = session._acknowledge
+            session.track_unacked(inbound)
+            message._acknowledge_callback = session.acknowledge
         elif mode == SESSION_TRANSACTED:
-            self._receiver.settle(inbound, "accepted", txn_id=session._txn_for_work()[0])
-        session._current_listener_delivery = inbound
-        session._recover_requested = False
+            self._receiver.settle(inbound, "accepted", txn_id=session.txn_for_work()[0])
+        session.begin_listener_delivery(inbound)
         failed = False
         self._in_own_listener_call = True
         try:
@@ -432,11 +432,10 @@ class MessageConsumer(BatchDelivery):
                 f"{message.getJMSMessageID()} from {self._destination}",
             )
         finally:
-            session._current_listener_delivery = None
+            session.end_listener_delivery()
             self._in_own_listener_call = False
         if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
-            if session._recover_requested and not self._closed:
-                session._recover_requested = False
+            if not self._closed and session.take_recover_request():
                 self._redeliver_locally([inbound])
             elif failed:
                 # A failed delivery: counted and redelivered under the redelivery policy.
@@ -483,11 +482,11 @@ class MessageConsumer(BatchDelivery):
             )
         self._listener = listener
         if listener is not None:
-            self._session._ensure_dispatcher()
+            self._port.ensure_dispatcher()
             with self._cv:
                 pending = len(self._buffer)
             if pending:
-                self._session._signal_ready(self, pending)
+                self._port.signal_ready(self, pending)
 
     def setBatchMessageListener(
         self, listener: BatchListenerLike | None, batchSize: int = 1, batchTimeout: int = 0
@@ -519,11 +518,11 @@ class MessageConsumer(BatchDelivery):
         self._batch_listener = listener
         # Room for full batches whatever the prefetch.
         self._receiver.ensure_window(batchSize)
-        self._session._ensure_dispatcher()
+        self._port.ensure_dispatcher()
         with self._cv:
             pending = len(self._buffer)
         if pending:
-            self._session._signal_ready(self)
+            self._port.signal_ready(self)
 
     def getBatchMessageListener(self) -> BatchListenerLike | None:
         self._check_closed()
@@ -544,7 +543,7 @@ class MessageConsumer(BatchDelivery):
         def accept(message: Message) -> bool:
             if message.isBodyAssignableTo(body_type):
                 return True
-            if self._session._mode == CLIENT_ACKNOWLEDGE:
+            if self._port.mode == CLIENT_ACKNOWLEDGE:
                 return True  # JMS: in CLIENT mode the message counts as delivered regardless
             raise MessageFormatException(
                 f"the body of message {message.getJMSMessageID()} "
@@ -563,21 +562,21 @@ class MessageConsumer(BatchDelivery):
         accept: Callable[[Message], bool] | None = None,
     ) -> Message | None:
         self._check_closed()
-        if self._session._has_listener():
+        if self._port.has_listener():
             raise IllegalStateException(
                 "Cannot synchronously receive a message when a MessageListener is set on this "
                 "session"
             )
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         drained = False
-        connection = self._connection
+        connection = self._port.connection_port
         with self._cv:
             self._receiving += 1
             try:
                 while True:
                     if self._closed:
                         return None
-                    if connection._started:
+                    if connection.started():
                         inbound = self._take()
                         if inbound is not None:
                             if accept is not None:
@@ -600,7 +599,7 @@ class MessageConsumer(BatchDelivery):
                             if no_wait
                             else self._receive_local_only
                         )
-                        if drained or local_only or not connection._started:
+                        if drained or local_only or not connection.started():
                             return None
                         # Before returning null, fetch what the broker still has (a drain),
                         # so receiveNoWait right after a send sees the message.
@@ -641,9 +640,9 @@ class MessageConsumer(BatchDelivery):
             self._closed = True
             self._deferred_close = True
             return
-        self._session._wait_for_listener()
+        self._port.wait_for_listener()
         # One jms.closeTimeout for the whole close (see AmqpConnection.close_scope).
-        with self._session._amqp_connection.close_scope():
+        with self._port.amqp_connection.close_scope():
             self._close_internal()
 
     def _close_internal(self) -> None:
@@ -659,8 +658,8 @@ class MessageConsumer(BatchDelivery):
         # Prefetched, never delivered: back to the broker untouched. Delivered but not
         # acknowledged (CLIENT_ACKNOWLEDGE): a failed delivery, counted by the broker.
         self._receiver.settle_many(undelivered, "released")
-        if self._session._mode == CLIENT_ACKNOWLEDGE:
-            unacked = self._session._forget_unacked(self)
+        if self._port.mode == CLIENT_ACKNOWLEDGE:
+            unacked = self._port.forget_unacked(self)
             self._receiver.settle_many(unacked, "modified", failed=True)
         # A durable subscriber's link is detached, never closed: closing would delete the
         # subscription on the broker; only unsubscribe() removes it.
@@ -668,8 +667,8 @@ class MessageConsumer(BatchDelivery):
         self._receiver.close(detach_only=durable)
         if self._own_amqp_session is not None:
             self._own_amqp_session.close()
-        self._connection._subscription_closed(self)
-        self._session._consumer_closed(self)
+        self._port.connection_port.subscription_closed(self)
+        self._port.consumer_closed(self)
 
     def __enter__(self) -> MessageConsumer:
         return self

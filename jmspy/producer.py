@@ -33,6 +33,7 @@ from .producer_settings import (  # noqa: F401 - DEFAULT_PRIORITY re-exported
 )
 
 if TYPE_CHECKING:
+    from ._ports import SessionPort
     from .session import Session
 
 log = logging.getLogger("jmspy.producer")
@@ -64,11 +65,14 @@ def now_ms() -> int:
 class MessageProducer:
     """Sends messages to a destination (or, when created without one, to any destination)."""
 
-    def __init__(self, session: Session, destination: Destination | None, seq: int) -> None:
+    def __init__(
+        self, session: Session, port: SessionPort, destination: Destination | None, seq: int
+    ) -> None:
         self._session = session
-        self._connection = session._connection
+        self._port = port
+        self._connection = port.connection
         self._destination = destination
-        self._producer_id = f"{session._session_id}:{seq}"
+        self._producer_id = f"{port.session_id}:{seq}"
         self._id_prefix = self._producer_id + "-"
         self._message_seq = itertools.count(1)
         self._settings = ProducerSettings()
@@ -90,7 +94,7 @@ class MessageProducer:
         self._link_seq = itertools.count(1)
         if destination is not None:
             self._links[destination] = self._attach(destination)
-        elif ANONYMOUS_RELAY in session._amqp_connection.remote_offered_capabilities:
+        elif ANONYMOUS_RELAY in port.amqp_connection.remote_offered_capabilities:
             self._links[None] = self._attach(None)
 
     def __repr__(self) -> str:
@@ -105,7 +109,7 @@ class MessageProducer:
             capabilities=capabilities,
         )
         sender = self._session._amqp.create_sender(spec, self._max_in_flight)
-        sender.async_failure_handler = self._connection._on_async_send_failure
+        sender.async_failure_handler = self._port.connection_port.on_async_send_failure
         return sender
 
     def _link_for(self, destination: Destination) -> AmqpSender:
@@ -122,7 +126,7 @@ class MessageProducer:
     def _check_closed(self) -> None:
         if self._closed:
             raise IllegalStateException("The MessageProducer is closed")
-        self._session._check_closed()
+        self._port.check_closed()
 
     # ---- settings ------------------------------------------------------------------------
 
@@ -346,10 +350,10 @@ class MessageProducer:
         if listener is not None:
             sync = False
             track = Completion()
-        if self._session._mode == SESSION_TRANSACTED:
+        if self._port.mode == SESSION_TRANSACTED:
             # Transactional sends need no round trip each: commit waits for their outcomes.
-            txn_id, txn_epoch = self._session._txn_for_work()
-            link.txn_failure_handler = self._session._on_txn_failure
+            txn_id, txn_epoch = self._port.txn_for_work()
+            link.txn_failure_handler = self._port.on_txn_failure
             link.send(payload, False, self._send_timeout, txn_id, track, epoch=txn_epoch)
         else:
             try:
@@ -357,7 +361,7 @@ class MessageProducer:
             except JMSException as exc:
                 raise _naming_destination(exc, destination) from exc
         if listener is not None and track is not None:
-            self._session._track_async_send(self, track, message, listener)
+            self._port.track_async_send(self, track, message, listener)
 
     def _duplicate_id(self, message: Message) -> tuple[str, str] | None:
         """The broker's duplicate-detection property for this send: the JMSMessageID (unique
@@ -372,17 +376,17 @@ class MessageProducer:
     def close(self) -> None:
         if self._closed:
             return
-        self._session._check_not_completion_thread("MessageProducer.close()")
-        amqp = self._session._amqp_connection
+        self._port.check_not_completion_thread("MessageProducer.close()")
+        amqp = self._port.amqp_connection
         # Every step shares one jms.closeTimeout (nested in a session or connection close,
         # theirs).
         with amqp.close_scope():
-            self._session._wait_completions(self, amqp.close_remaining_s())
+            self._port.wait_completions(self, amqp.close_remaining_s())
             self._closed = True
             for link in self._links.values():
                 link.wait_settled(amqp.close_remaining_s())
                 link.close()
-        self._session._producer_closed(self)
+        self._port.producer_closed(self)
 
     def __enter__(self) -> MessageProducer:
         return self

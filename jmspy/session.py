@@ -19,6 +19,7 @@ from ._modes import (
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
+from ._ports import ConnectionPort, SessionPort
 from .browser import QueueBrowser
 from .consumer import MessageConsumer, Subscription
 from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
@@ -46,12 +47,20 @@ class Session(SessionTransactions):
     CLIENT_ACKNOWLEDGE = CLIENT_ACKNOWLEDGE
     DUPS_OK_ACKNOWLEDGE = DUPS_OK_ACKNOWLEDGE
 
-    def __init__(self, connection: Connection, amqp: AmqpConnection, mode: int, seq: int) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        amqp: AmqpConnection,
+        mode: int,
+        seq: int,
+        connection_port: ConnectionPort,
+    ) -> None:
         self._connection = connection
+        self._connection_port = connection_port
         self._amqp_connection = amqp
         self._mode = mode
         self._seq = seq
-        self._session_id = f"{connection._connection_id}:{seq}"
+        self._session_id = f"{connection_port.connection_id}:{seq}"
         self._amqp: AmqpSession = amqp.create_session()
         self._producers: list[MessageProducer] = []
         self._consumers: list[MessageConsumer] = []
@@ -85,6 +94,33 @@ class Session(SessionTransactions):
         self._txn_failure: JMSException | None = None
         if mode == SESSION_TRANSACTED:
             self._current_txn()
+        # What this session's producers, consumers and browsers may use of it.
+        self._port = SessionPort(
+            connection=connection,
+            connection_port=connection_port,
+            amqp_connection=amqp,
+            amqp=self._amqp,
+            session_id=self._session_id,
+            mode=mode,
+            check_closed=self._check_closed,
+            ensure_dispatcher=self._ensure_dispatcher,
+            signal_ready=self._signal_ready,
+            has_listener=self._has_listener,
+            wait_for_listener=self._wait_for_listener,
+            begin_listener_delivery=self._begin_listener_delivery,
+            end_listener_delivery=self._end_listener_delivery,
+            take_recover_request=self._take_recover_request,
+            track_unacked=self._track_unacked,
+            acknowledge=self._acknowledge,
+            forget_unacked=self._forget_unacked,
+            txn_for_work=self._txn_for_work,
+            on_txn_failure=self._on_txn_failure,
+            track_async_send=self._track_async_send,
+            check_not_completion_thread=self._check_not_completion_thread,
+            wait_completions=self._wait_completions,
+            consumer_closed=self._consumer_closed,
+            producer_closed=self._producer_closed,
+        )
 
     def __repr__(self) -> str:
         return f"Session({ACKNOWLEDGE_MODES[self._mode]}, {'closed' if self._closed else 'open'})"
@@ -94,7 +130,19 @@ class Session(SessionTransactions):
     def _check_closed(self) -> None:
         if self._closed or self._closing:
             raise IllegalStateException("The Session is closed")
-        self._connection._check_closed()
+        self._connection_port.check_closed()
+
+    def _begin_listener_delivery(self, inbound: InboundDelivery) -> None:
+        self._current_listener_delivery = inbound
+        self._recover_requested = False
+
+    def _end_listener_delivery(self) -> None:
+        self._current_listener_delivery = None
+
+    def _take_recover_request(self) -> bool:
+        """Whether recover() was called inside the listener just run (AUTO/DUPS_OK); cleared."""
+        requested, self._recover_requested = self._recover_requested, False
+        return requested
 
     def _is_dispatch_thread(self, thread: threading.Thread) -> bool:
         return self._dispatcher is thread
@@ -193,7 +241,7 @@ class Session(SessionTransactions):
             self._ready.put(consumer)
 
     def _dispatch_loop(self) -> None:
-        connection = self._connection
+        connection = self._connection_port
         while True:
             # Batch listeners waiting to fill a batch need a wake-up at their deadline.
             timeout = None
@@ -213,11 +261,11 @@ class Session(SessionTransactions):
                     continue
             if consumer is None:
                 return
-            if not connection._wait_started(lambda: None):
+            if not connection.wait_started(lambda: None):
                 return
             try:
                 with self._delivery_lock:
-                    if not connection._started:
+                    if not connection.started():
                         # Stopped between the wait and the lock: keep the work for later.
                         self._ready.put(consumer)
                         continue
@@ -351,11 +399,11 @@ class Session(SessionTransactions):
     def createTemporaryQueue(self) -> TemporaryQueue:
         """A queue that lives as long as the connection (or until delete())."""
         self._check_closed()
-        return self._connection._create_temporary("temporary-queue")  # type: ignore[return-value]
+        return self._connection_port.create_temporary("temporary-queue")  # type: ignore[return-value]
 
     def createTemporaryTopic(self) -> TemporaryTopic:
         self._check_closed()
-        return self._connection._create_temporary("temporary-topic")  # type: ignore[return-value]
+        return self._connection_port.create_temporary("temporary-topic")  # type: ignore[return-value]
 
     def _subscribe(
         self,
@@ -380,20 +428,26 @@ class Session(SessionTransactions):
                 f"the broker ({adapter.title}) does not keep durable subscriptions: a "
                 "subscription queue would not survive the consumer"
             )
-        if durable and not shared and not self._connection._client_id_fixed:
+        if durable and not shared and not self._connection_port.client_id_fixed():
             raise IllegalStateException(
                 "You must specify a unique clientID for the Connection to use a durable "
                 "subscription (setClientID or jms.clientID)"
             )
         selector = _checked_selector(selector)
-        link_name, global_ = self._connection._subscription_link_name(name, durable, shared)
+        link_name, global_ = self._connection_port.subscription_link_name(name, durable, shared)
         subscription = Subscription(name, link_name, durable, shared, global_)
         consumer = MessageConsumer(
-            self, topic, selector, no_local, next(self._consumer_seq), subscription=subscription
+            self,
+            self._port,
+            topic,
+            selector,
+            no_local,
+            next(self._consumer_seq),
+            subscription=subscription,
         )
         self._consumers.append(consumer)
-        self._connection._subscription_opened(name)
-        if self._connection._started:
+        self._connection_port.subscription_opened(name)
+        if self._connection_port.started():
             consumer._on_connection_started()
         return consumer
 
@@ -423,15 +477,15 @@ class Session(SessionTransactions):
     def unsubscribe(self, name: str) -> None:
         """Delete a durable subscription: look it up by link name, then close that link."""
         self._check_closed()
-        if self._connection._active_subscriptions.get(name):
+        if self._connection_port.active_subscriptions(name):
             raise IllegalStateException(
                 f"cannot unsubscribe {name!r}: a consumer of this connection is still active on it"
             )
         # Qpid JMS's naming: without a client id only global shared subscriptions exist, and
         # their first link is "<name>|global".
-        link_name = name if self._connection._client_id_fixed else f"{name}|global"
+        link_name = name if self._connection_port.client_id_fixed() else f"{name}|global"
         spec = LinkSpec(name=link_name, address=None, lookup=True)
-        if not self._connection._client_id_fixed:
+        if not self._connection_port.client_id_fixed():
             # The broker finds a global shared subscription only with these (Qpid JMS).
             spec.extra["desired_capabilities"] = ("shared", "global")
         receiver = self._amqp.create_receiver(
@@ -446,7 +500,7 @@ class Session(SessionTransactions):
                 f"invalid destination {queue!r}: a browser needs a Queue"
             )
         messageSelector = _checked_selector(messageSelector)
-        return QueueBrowser(self, queue, messageSelector)
+        return QueueBrowser(self, self._port, queue, messageSelector)
 
     # ---- producers and consumers --------------------------------------------------------
 
@@ -456,7 +510,7 @@ class Session(SessionTransactions):
             raise InvalidDestinationException(
                 f"invalid destination {destination!r}: expected a Queue or Topic"
             )
-        producer = MessageProducer(self, destination, next(self._producer_seq))
+        producer = MessageProducer(self, self._port, destination, next(self._producer_seq))
         self._producers.append(producer)
         return producer
 
@@ -483,10 +537,10 @@ class Session(SessionTransactions):
                 )
         messageSelector = _checked_selector(messageSelector)
         consumer = MessageConsumer(
-            self, destination, messageSelector, noLocal, next(self._consumer_seq)
+            self, self._port, destination, messageSelector, noLocal, next(self._consumer_seq)
         )
         self._consumers.append(consumer)
-        if self._connection._started:
+        if self._connection_port.started():
             consumer._on_connection_started()
         return consumer
 
@@ -581,7 +635,7 @@ class Session(SessionTransactions):
                 self._ready.put(None)
             with self._completion_cv:
                 self._completion_cv.notify_all()
-            self._connection._session_closed(self)
+            self._connection_port.session_closed(self)
 
     def __enter__(self) -> Session:
         return self
