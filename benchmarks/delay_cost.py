@@ -56,8 +56,11 @@ def make_producer(queue: Queue, delay: int) -> MessageProducer:
     producer = MessageProducer.__new__(MessageProducer)
     session = type("S", (), {"_txn_id": None, "_check_closed": lambda self: None})()
     link = RecordingLink()
+    # The session's port: an AUTO_ACKNOWLEDGE session that is never closed.
+    port = type("P", (), {"mode": 1, "check_closed": lambda self: None})()
     producer.__dict__.update(
         _session=session,
+        _port=port,
         _connection=type(
             "C",
             (),

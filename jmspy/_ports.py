@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import threading
+
     from ._amqp.engine import Completion
-    from ._amqp.provider import AmqpConnection, AmqpSession, InboundDelivery
+    from ._amqp.provider import AmqpReceiver, InboundDelivery
+    from ._provider import Provider, ProviderSession
     from .connection import Connection
     from .consumer import MessageConsumer
     from .destination import Destination
@@ -40,6 +43,7 @@ class ConnectionPort:
     subscription_opened: Callable[[str], None]
     subscription_closed: Callable[[Any], None]
     active_subscriptions: Callable[[str], int]
+    session_opened: Callable[[Any, SessionHooks], None]
     session_closed: Callable[[Any], None]
     notify_exception_listener: Callable[[JMSException], None]
     on_async_send_failure: Callable[[JMSException], None]
@@ -51,8 +55,8 @@ class SessionPort:
 
     connection: Connection
     connection_port: ConnectionPort
-    amqp_connection: AmqpConnection
-    amqp: AmqpSession
+    amqp_connection: Provider
+    amqp: ProviderSession
     session_id: str
     mode: int
     check_closed: Callable[[], None]
@@ -77,5 +81,41 @@ class SessionPort:
     check_not_completion_thread: Callable[[str], None]
     wait_completions: Callable[..., Any]
     # Bookkeeping when a child closes.
+    consumer_opened: Callable[[MessageConsumer, ConsumerHooks], None]
     consumer_closed: Callable[[MessageConsumer], None]
     producer_closed: Callable[[MessageProducer], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHooks:
+    """The other direction: what a connection may do to one of its sessions (the session
+    registers them through ``ConnectionPort.session_opened``)."""
+
+    on_connection_failed: Callable[[JMSException], None]
+    on_connection_started: Callable[[], None]
+    wait_for_listener: Callable[[], None]
+    is_dispatch_thread: Callable[[threading.Thread], bool]
+    is_completion_thread: Callable[[threading.Thread], bool]
+    # Whether an open consumer of the session reads from the destination (a temporary
+    # destination cannot be deleted then).
+    consumes_from: Callable[[Destination], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerHooks:
+    """What a session may do to one of its consumers (registered through
+    ``SessionPort.consumer_opened``)."""
+
+    receiver: AmqpReceiver
+    destination: Destination
+    is_open: Callable[[], bool]
+    has_listener: Callable[[], bool]
+    has_batch_listener: Callable[[], bool]
+    dispatch_one: Callable[[], None]
+    # Returns when the next partial batch is due, or None.
+    dispatch_batch: Callable[[], float | None]
+    on_connection_started: Callable[[], None]
+    on_link_closed: Callable[[JMSException], None]
+    redeliver_locally: Callable[[list[InboundDelivery]], None]
+    release_prefetch: Callable[[], None]
+    close_internal: Callable[[], None]

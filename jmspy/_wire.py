@@ -16,7 +16,8 @@ from ._amqp.codec import decode_message, node_address
 from .message import DeserializationPolicy, Message
 
 if TYPE_CHECKING:
-    from ._amqp.provider import AmqpConnection, AmqpSender
+    from ._amqp.provider import AmqpSender
+    from ._provider import Provider
     from .adapters import BrokerProfile
     from .destination import Destination
     from .options import ConnectionOptions
@@ -29,9 +30,7 @@ def _names(csv: str) -> list[str]:
 class Wire:
     """Addresses, the message decoder and delayed-delivery support for one connection."""
 
-    def __init__(
-        self, amqp: AmqpConnection, adapter: BrokerProfile, options: ConnectionOptions
-    ) -> None:
+    def __init__(self, amqp: Provider, adapter: BrokerProfile, options: ConnectionOptions) -> None:
         # The AMQP connection is kept, not a copy of what its peer said: after a failover
         # reconnect the open frame (capabilities, properties) is the new server's.
         self._amqp = amqp

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ._amqp.provider import AmqpConnection, AmqpSender, AmqpSession, LinkSpec
+from ._amqp.provider import AmqpConnection, AmqpSender, LinkSpec
 from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the others
     ACKNOWLEDGE_MODES,
     AUTO_ACKNOWLEDGE,
@@ -17,7 +17,8 @@ from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the o
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
-from ._ports import ConnectionPort
+from ._ports import ConnectionPort, SessionHooks
+from ._provider import Provider, ProviderSession
 from ._version import __version__
 from ._wire import Wire
 from .adapters import BrokerProfile, choose_profile
@@ -145,7 +146,7 @@ class Connection:
         self._connection_id = (
             f"{options.connection_id_prefix}{uuid.uuid4()}:{next(_connection_seq)}"
         )
-        self._amqp: AmqpConnection | None = None
+        self._amqp: Provider | None = None
         self._adapter: BrokerProfile | None = None
         self._open_lock = threading.RLock()
         self._state = threading.Condition()
@@ -161,13 +162,15 @@ class Connection:
         self._wire: Wire | None = None
         # Temporary destinations: each one is a dynamic node held by a link of an internal
         # session; closing the link deletes the node.
-        self._internal_session: AmqpSession | None = None
+        self._internal_session: ProviderSession | None = None
         self._temporaries: dict[Destination, AmqpSender] = {}
         self._temp_lock = threading.Lock()
         # Subscription link names in use, per subscription (Qpid JMS's naming, see
         # _subscription_link_name).
         self._subscription_links: dict[tuple[str, str], int] = {}
         self._active_subscriptions: dict[str, int] = {}
+        # Each session's hooks (registered by the session as it is made).
+        self._session_hooks: dict[Session, SessionHooks] = {}
         # What this connection's sessions may use of it.
         self._port = ConnectionPort(
             connection_id=self._connection_id,
@@ -180,6 +183,7 @@ class Connection:
             subscription_opened=self._subscription_opened,
             subscription_closed=self._subscription_closed,
             active_subscriptions=lambda name: self._active_subscriptions.get(name, 0),
+            session_opened=self._session_hooks.__setitem__,
             session_closed=self._session_closed,
             notify_exception_listener=self._notify_exception_listener,
             on_async_send_failure=self._on_async_send_failure,
@@ -209,7 +213,7 @@ class Connection:
         rather than on first use, so that bad credentials or a duplicate client id fail here."""
         self._ensure_open()
 
-    def _ensure_open(self) -> AmqpConnection:
+    def _ensure_open(self) -> Provider:
         """Open the AMQP connection on first use; return it."""
         if self._amqp is not None:
             self._amqp.check_usable()
@@ -254,8 +258,8 @@ class Connection:
 
     def _on_connection_failure(self, error: JMSException) -> None:
         """Engine thread: the connection failed. Wake every waiter, then tell the listener."""
-        for session in list(self._sessions):
-            session._on_connection_failed(error)
+        for hooks in list(self._session_hooks.values()):
+            hooks.on_connection_failed(error)
         with self._state:
             self._state.notify_all()
         self._notify_exception_listener(error)
@@ -268,6 +272,9 @@ class Connection:
             with self._temp_lock:
                 lost, self._temporaries = list(self._temporaries), {}
             for destination in lost:
+                # Reach-in kept: the connection created these temporary destinations and is
+                # the only one that knows they died with the broker connection; a public
+                # setter would let applications "undelete" one.
                 destination._deleted = True  # type: ignore[attr-defined]
         listener = self._connection_listener
         method = getattr(listener, _LISTENER_METHODS[kind], None) if listener else None
@@ -325,11 +332,11 @@ class Connection:
 
     def _in_own_listener(self) -> bool:
         current = threading.current_thread()
-        return any(s._is_dispatch_thread(current) for s in self._sessions)
+        return any(h.is_dispatch_thread(current) for h in list(self._session_hooks.values()))
 
     def _in_own_completion_callback(self) -> bool:
         current = threading.current_thread()
-        return any(s._is_completion_thread(current) for s in self._sessions)
+        return any(h.is_completion_thread(current) for h in list(self._session_hooks.values()))
 
     def _wait_started(self, deadline_check: Callable[[], float | None]) -> bool:
         """Block while the connection is stopped. Returns False if it closed or time ran out."""
@@ -418,8 +425,8 @@ class Connection:
         with self._state:
             self._started = True
             self._state.notify_all()
-        for session in list(self._sessions):
-            session._on_connection_started()
+        for hooks in list(self._session_hooks.values()):
+            hooks.on_connection_started()
 
     def stop(self) -> None:
         self._check_closed()
@@ -432,8 +439,8 @@ class Connection:
         with self._state:
             self._started = False
         # Returns only when running listeners have returned (JMS 2.0 section 6.1.5).
-        for session in list(self._sessions):
-            session._wait_for_listener()
+        for hooks in list(self._session_hooks.values()):
+            hooks.wait_for_listener()
 
     def close(self) -> None:
         if self._closed:
@@ -503,13 +510,11 @@ class Connection:
 
     def _delete_temporary(self, destination: Destination) -> None:
         self._check_closed()
-        for session in self._sessions:
-            for consumer in session._consumers:
-                if consumer._destination == destination and not consumer._closed:
-                    raise IllegalStateException(
-                        f"A consumer is consuming from the temporary destination {destination}; "
-                        "close it before delete()"
-                    )
+        if any(h.consumes_from(destination) for h in list(self._session_hooks.values())):
+            raise IllegalStateException(
+                f"A consumer is consuming from the temporary destination {destination}; "
+                "close it before delete()"
+            )
         link = self._temporaries.pop(destination, None)
         if link is not None:
             link.close()
@@ -537,8 +542,8 @@ class Connection:
     def _subscription_opened(self, name: str) -> None:
         self._active_subscriptions[name] = self._active_subscriptions.get(name, 0) + 1
 
-    def _subscription_closed(self, consumer: Any) -> None:
-        subscription = consumer._subscription
+    def _subscription_closed(self, subscription: Any) -> None:
+        """A consumer closed; ``subscription`` is its Subscription, or None."""
         if subscription is None:
             return
         left = self._active_subscriptions.get(subscription.name, 0) - 1
@@ -548,6 +553,7 @@ class Connection:
             self._active_subscriptions[subscription.name] = left
 
     def _session_closed(self, session: Session) -> None:
+        self._session_hooks.pop(session, None)
         try:
             self._sessions.remove(session)
         except ValueError:

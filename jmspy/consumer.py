@@ -8,7 +8,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
@@ -19,6 +18,7 @@ from ._modes import (
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
+from ._ports import ConsumerHooks
 from .batch import BatchDelivery
 from .destination import Destination, Topic
 from .errors import (
@@ -35,6 +35,7 @@ from .selector import parse_selector
 if TYPE_CHECKING:
     from ._ports import SessionPort
     from .session import Session
+    from .subscription import Subscription
 
 log = logging.getLogger("jmspy.consumer")
 
@@ -51,25 +52,6 @@ class BatchMessageListener(Protocol):
 
 ListenerLike = MessageListener | Callable[[Message], Any]
 BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
-
-
-@dataclass(frozen=True)
-class Subscription:
-    """A named topic subscription: durable or not, shared or not, global without a client id."""
-
-    name: str
-    link_name: str
-    durable: bool
-    shared: bool
-    global_: bool
-
-    def capabilities(self, kind: str) -> tuple[str, ...]:
-        caps = [kind]
-        if self.shared:
-            caps.append("shared")
-        if self.global_:
-            caps.append("global")
-        return tuple(caps)
 
 
 class MessageConsumer(BatchDelivery):
@@ -188,6 +170,23 @@ class MessageConsumer(BatchDelivery):
         )
         self._suspect_ids: set[str | None] = set()
         self._receiver.on_interrupted = self._on_interrupted
+        port.consumer_opened(
+            self,
+            ConsumerHooks(
+                receiver=self._receiver,
+                destination=destination,
+                is_open=lambda: not self._closed,
+                has_listener=lambda: self._listener is not None,
+                has_batch_listener=lambda: self._batch_listener is not None,
+                dispatch_one=self._dispatch_one,
+                dispatch_batch=self._dispatch_batch,
+                on_connection_started=self._on_connection_started,
+                on_link_closed=self._on_link_closed,
+                redeliver_locally=self._redeliver_locally,
+                release_prefetch=self._release_prefetch,
+                close_internal=self._close_internal,
+            ),
+        )
 
     def __repr__(self) -> str:
         return f"MessageConsumer({self._destination!r}, selector={self._selector!r})"
@@ -667,7 +666,7 @@ class MessageConsumer(BatchDelivery):
         self._receiver.close(detach_only=durable)
         if self._own_amqp_session is not None:
             self._own_amqp_session.close()
-        self._port.connection_port.subscription_closed(self)
+        self._port.connection_port.subscription_closed(self._subscription)
         self._port.consumer_closed(self)
 
     def __enter__(self) -> MessageConsumer:

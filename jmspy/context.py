@@ -307,6 +307,8 @@ class JMSContext:
     def acknowledge(self) -> None:
         self._check_closed()
         if self._session is not None:
+            # Reach-in kept: JMSContext.acknowledge() is the session-wide acknowledge that
+            # the classic API only offers on Message; the context owns this session.
             self._session._acknowledge()
 
     @runtime
@@ -326,6 +328,8 @@ class JMSContext:
         if self._closed:
             return
         if self._session is not None:
+            # Reach-in kept: "is this the session's listener thread", asked of the session
+            # this context owns (Connection asks the same through SessionHooks).
             if self._session._dispatcher is threading.current_thread():
                 raise IllegalStateRuntimeException(
                     "Illegal invocation from MessageListener callback: a listener must not "
@@ -505,6 +509,9 @@ class JMSConsumer:
 
     def __init__(self, consumer: MessageConsumer) -> None:
         self._consumer = consumer
+        # receiveBody is JMSConsumer-only (JMS 2.0): it wraps the classic consumer's receive
+        # loop, which is not public on MessageConsumer. One reach-in, here.
+        self._receive_body = consumer._receive_body
 
     @runtime
     def receive(self, timeout: int | None = None) -> Message | None:
@@ -516,11 +523,11 @@ class JMSConsumer:
 
     @runtime
     def receiveBody(self, c: type, timeout: int | None = None) -> Any:
-        return self._consumer._receive_body(c, check_receive_timeout(timeout), no_wait=False)
+        return self._receive_body(c, check_receive_timeout(timeout), no_wait=False)
 
     @runtime
     def receiveBodyNoWait(self, c: type) -> Any:
-        return self._consumer._receive_body(c, 0.0, no_wait=True)
+        return self._receive_body(c, 0.0, no_wait=True)
 
     @runtime
     def setMessageListener(self, listener: ListenerLike | None) -> None:

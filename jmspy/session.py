@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ._amqp.engine import Completion
-from ._amqp.provider import AmqpConnection, AmqpSession, InboundDelivery, LinkSpec
+from ._amqp.provider import InboundDelivery, LinkSpec
 from ._modes import (
     ACKNOWLEDGE_MODES,
     AUTO_ACKNOWLEDGE,
@@ -19,9 +19,10 @@ from ._modes import (
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
-from ._ports import ConnectionPort, SessionPort
+from ._ports import ConnectionPort, ConsumerHooks, SessionHooks, SessionPort
+from ._provider import Provider, ProviderSession
 from .browser import QueueBrowser
-from .consumer import MessageConsumer, Subscription
+from .consumer import MessageConsumer
 from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from .errors import (
     IllegalStateException,
@@ -32,6 +33,7 @@ from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMes
 from .producer import MessageProducer
 from .selector import parse_selector
 from .session_transactions import SessionTransactions
+from .subscription import Subscription
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -50,7 +52,7 @@ class Session(SessionTransactions):
     def __init__(
         self,
         connection: Connection,
-        amqp: AmqpConnection,
+        amqp: Provider,
         mode: int,
         seq: int,
         connection_port: ConnectionPort,
@@ -61,9 +63,11 @@ class Session(SessionTransactions):
         self._mode = mode
         self._seq = seq
         self._session_id = f"{connection_port.connection_id}:{seq}"
-        self._amqp: AmqpSession = amqp.create_session()
+        self._amqp: ProviderSession = amqp.create_session()
         self._producers: list[MessageProducer] = []
         self._consumers: list[MessageConsumer] = []
+        # Each consumer's hooks (registered by the consumer as it is made).
+        self._consumer_hooks: dict[MessageConsumer, ConsumerHooks] = {}
         self._producer_seq = itertools.count(1)
         self._consumer_seq = itertools.count(1)
         self._closed = False
@@ -118,8 +122,29 @@ class Session(SessionTransactions):
             track_async_send=self._track_async_send,
             check_not_completion_thread=self._check_not_completion_thread,
             wait_completions=self._wait_completions,
+            consumer_opened=self._consumer_hooks.__setitem__,
             consumer_closed=self._consumer_closed,
             producer_closed=self._producer_closed,
+        )
+        connection_port.session_opened(
+            self,
+            SessionHooks(
+                on_connection_failed=self._on_connection_failed,
+                on_connection_started=self._on_connection_started,
+                wait_for_listener=self._wait_for_listener,
+                is_dispatch_thread=self._is_dispatch_thread,
+                is_completion_thread=self._is_completion_thread,
+                consumes_from=self._consumes_from,
+            ),
+        )
+
+    def _hooks_of(self, consumer: MessageConsumer) -> ConsumerHooks:
+        return self._consumer_hooks[consumer]
+
+    def _consumes_from(self, destination: Destination) -> bool:
+        return any(
+            h.destination == destination and h.is_open()
+            for h in list(self._consumer_hooks.values())
         )
 
     def __repr__(self) -> str:
@@ -226,7 +251,7 @@ class Session(SessionTransactions):
 
     def _has_listener(self) -> bool:
         return any(
-            c._listener is not None or c._batch_listener is not None for c in self._consumers
+            h.has_listener() or h.has_batch_listener() for h in list(self._consumer_hooks.values())
         )
 
     def _ensure_dispatcher(self) -> None:
@@ -271,14 +296,17 @@ class Session(SessionTransactions):
                         continue
                     if self._closed:
                         return
-                    if consumer._batch_listener is not None:
-                        deadline = consumer._dispatch_batch()
+                    hooks = self._consumer_hooks.get(consumer)
+                    if hooks is None:
+                        continue  # closed since it was queued
+                    if hooks.has_batch_listener():
+                        deadline = hooks.dispatch_batch()
                         if deadline is not None:
                             self._batch_deadlines[consumer] = deadline
                         else:
                             self._batch_deadlines.pop(consumer, None)
                     else:
-                        consumer._dispatch_one()
+                        hooks.dispatch_one()
             except BaseException:  # noqa: BLE001 - SystemExit too: never a silent stop
                 # A dispatch failure must never kill the session's thread silently.
                 log.exception("message dispatch failed on session %s", self._seq)
@@ -291,12 +319,12 @@ class Session(SessionTransactions):
             pass
 
     def _on_connection_started(self) -> None:
-        for consumer in list(self._consumers):
-            consumer._on_connection_started()
+        for hooks in list(self._consumer_hooks.values()):
+            hooks.on_connection_started()
 
     def _on_connection_failed(self, error: JMSException) -> None:
-        for consumer in list(self._consumers):
-            consumer._on_link_closed(error)
+        for hooks in list(self._consumer_hooks.values()):
+            hooks.on_link_closed(error)
 
     def _track_unacked(self, inbound: InboundDelivery) -> None:
         with self._unacked_lock:
@@ -334,11 +362,16 @@ class Session(SessionTransactions):
 
     def _forget_unacked(self, consumer: MessageConsumer) -> list[InboundDelivery]:
         with self._unacked_lock:
-            mine = [d for d in self._unacked if d.receiver is consumer._receiver]
-            self._unacked = [d for d in self._unacked if d.receiver is not consumer._receiver]
+            hooks = self._consumer_hooks.get(consumer)
+            if hooks is None:
+                return []
+            receiver = hooks.receiver
+            mine = [d for d in self._unacked if d.receiver is receiver]
+            self._unacked = [d for d in self._unacked if d.receiver is not receiver]
         return mine
 
     def _consumer_closed(self, consumer: MessageConsumer) -> None:
+        self._consumer_hooks.pop(consumer, None)
         try:
             self._consumers.remove(consumer)
         except ValueError:
@@ -448,7 +481,7 @@ class Session(SessionTransactions):
         self._consumers.append(consumer)
         self._connection_port.subscription_opened(name)
         if self._connection_port.started():
-            consumer._on_connection_started()
+            self._hooks_of(consumer).on_connection_started()
         return consumer
 
     def createDurableSubscriber(
@@ -541,7 +574,7 @@ class Session(SessionTransactions):
         )
         self._consumers.append(consumer)
         if self._connection_port.started():
-            consumer._on_connection_started()
+            self._hooks_of(consumer).on_connection_started()
         return consumer
 
     # ---- session state ----------------------------------------------------------------------
@@ -571,9 +604,9 @@ class Session(SessionTransactions):
                         continue  # lost with an old connection: the broker redelivers it
                     by_consumer.setdefault(id(inbound.receiver), []).append(inbound)
                 for consumer in list(self._consumers):
-                    mine = by_consumer.get(id(consumer._receiver))
+                    mine = by_consumer.get(id(self._hooks_of(consumer).receiver))
                     if mine:
-                        consumer._redeliver_locally(mine)
+                        self._hooks_of(consumer).redeliver_locally(mine)
         elif on_dispatch and self._current_listener_delivery is not None:
             # AUTO/DUPS_OK inside onMessage: the current message is delivered again.
             self._recover_requested = True
@@ -599,7 +632,7 @@ class Session(SessionTransactions):
             with self._delivery_lock:
                 for consumer in list(self._consumers):
                     try:
-                        consumer._close_internal()
+                        self._hooks_of(consumer).close_internal()
                     except JMSException as exc:
                         log.debug("closing consumer: %s", exc)
                 for producer in list(self._producers):

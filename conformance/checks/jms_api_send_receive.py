@@ -362,8 +362,9 @@ def jms62(ctx: CheckContext) -> Verdict:
     connection.start()
     ctx.expect(done.wait(5), "no call", "onMessage", "listener")
     # No sleep to see whether more calls come: the other two messages go to a second
-    # consumer. Once it has them, the closed consumer can never be handed them.
-    others = session.createConsumer(queue)
+    # consumer (of another session: this one has a listener). Once it has them, the closed
+    # consumer can never be handed them.
+    others = connection.createSession().createConsumer(queue)
     rest = [others.receive(5000), others.receive(5000)]
     ctx.expect_equal(
         sorted(m.getText() for m in rest if m is not None), ["2", "3"], "left for another consumer"
