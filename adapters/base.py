@@ -86,13 +86,21 @@ class BrokerProfile(BaseModel):
     }
     notes: str = ""
 
-    def supports_delayed_delivery(self, offered: Iterable[str]) -> bool:
-        """DD-1: the profile's word where it has one, else the connection's capabilities."""
+    def supports_delayed_delivery(
+        self, offered: Iterable[str], link_capabilities: Iterable[str] | None = None
+    ) -> bool | None:
+        """DD-1, the one place it is decided: the profile's word where it has one, else the
+        connection's offered capabilities, else the target capabilities of the sender link
+        (None when no link is given: known only once one is attached)."""
         if self.delay_form == "unsupported":
             return False
         if self.delay_supported is not None:
             return self.delay_supported
-        return DELAYED_DELIVERY in set(offered)
+        if DELAYED_DELIVERY in set(offered):
+            return True
+        if link_capabilities is None:
+            return None
+        return DELAYED_DELIVERY in set(link_capabilities)
 
     def bounded_policy(self, policy: RedeliveryPolicy) -> RedeliveryPolicy:
         """``policy`` with this broker's default attempt limit and delay where the application

@@ -27,6 +27,7 @@ from jmspy._amqp.codec import encode_message
 from jmspy.destination import Queue
 from jmspy.message import TextMessage
 from jmspy.producer import MessageProducer
+from jmspy.producer_settings import ProducerSettings
 
 
 class RecordingLink:
@@ -55,15 +56,22 @@ def make_producer(queue: Queue, delay: int) -> MessageProducer:
     producer = MessageProducer.__new__(MessageProducer)
     session = type("S", (), {"_txn_id": None, "_check_closed": lambda self: None})()
     link = RecordingLink()
+    # The session's port: an AUTO_ACKNOWLEDGE session that is never closed.
+    port = type("P", (), {"mode": 1, "check_closed": lambda self: None})()
     producer.__dict__.update(
         _session=session,
+        _port=port,
         _connection=type(
             "C",
             (),
+            {"options": type("O", (), {"username": None, "populate_jmsx_user_id": False})()},
+        )(),
+        _wire=type(
+            "W",
+            (),
             {
-                "_delayed_delivery_supported": lambda self: True,
-                "_amqp_properties": lambda self: {"product": "bench"},
-                "options": type("O", (), {"username": None, "populate_jmsx_user_id": False})(),
+                "delay_supported": lambda self, link=None: True,
+                "broker_name": lambda self: "bench, adapter artemis",
             },
         )(),
         _destination=queue,
@@ -73,13 +81,11 @@ def make_producer(queue: Queue, delay: int) -> MessageProducer:
         _max_delivery_delay=None,
         _id_prefix="ID:bench:1:1:1-",
         _message_seq=iter(range(10**9)),
-        _disable_message_id=False,
-        _disable_timestamp=False,
+        _settings=ProducerSettings(delivery_delay=delay),
+        _duplicate_property=None,
         _send_timeout=30000,
         _force_sync=False,
         _force_async=True,
-        _delivery_delay=delay,
-        _priority_explicit=False,
     )
     return producer
 

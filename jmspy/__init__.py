@@ -5,9 +5,8 @@ The public names are re-exported here; the modules behind them are private detai
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from ._pythonic import add_snake_case_aliases
+from ._version import __version__ as __version__
 from .browser import QueueBrowser
 from .connection import (
     AUTO_ACKNOWLEDGE,
@@ -15,7 +14,6 @@ from .connection import (
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
     Connection,
-    ConnectionFactory,
     ConnectionListener,
     ConnectionMetaData,
     ExceptionListener,
@@ -32,6 +30,7 @@ from .destination import (
 )
 from .errors import *  # noqa: F403 - the exception tree is part of the public API
 from .errors import ReasonCode
+from .factory import ConnectionFactory
 from .message import (
     BytesMessage,
     DeliveryMode,

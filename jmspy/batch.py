@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol, cast
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery
-from .connection import (
+from ._modes import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
@@ -25,6 +25,7 @@ from .destination import Destination
 from .prefetch import PriorityBuffer
 
 if TYPE_CHECKING:
+    from ._ports import SessionPort
     from .consumer import BatchListenerLike, MessageConsumer
     from .session import Session
 
@@ -36,6 +37,7 @@ class _Consumer(Protocol):
     """The part of the consumer that batch delivery reads and drives."""
 
     _session: Session
+    _port: SessionPort
     _receiver: AmqpReceiver
     _destination: Destination
     _cv: threading.Condition
@@ -99,21 +101,21 @@ class BatchDelivery:
             remaining = len(self._buffer)
         if remaining:
             # The mixin's self is always the consumer it is mixed into.
-            self._session._signal_ready(cast("MessageConsumer", self))
+            self._port.signal_ready(cast("MessageConsumer", self))
         return None
 
     def _deliver_batch(
         self: _Consumer, listener: BatchListenerLike, batch: list[InboundDelivery]
     ) -> None:
-        session = self._session
-        mode = session._mode
+        session = self._port
+        mode = session.mode
         messages = [inbound.message for inbound in batch]
         if mode == CLIENT_ACKNOWLEDGE:
             for inbound in batch:
-                session._track_unacked(inbound)
-                inbound.message.set_acknowledge_callback(session._acknowledge)
+                session.track_unacked(inbound)
+                inbound.message.set_acknowledge_callback(session.acknowledge)
         elif mode == SESSION_TRANSACTED:
-            self._receiver.settle_many(batch, "accepted", txn_id=session._txn_for_work()[0])
+            self._receiver.settle_many(batch, "accepted", txn_id=session.txn_for_work()[0])
         failed = False
         self._in_own_listener_call = True
         try:

@@ -8,13 +8,13 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from .destination import Queue
 from .errors import IllegalStateException, JMSException
 from .message import Message
 
 if TYPE_CHECKING:
+    from ._ports import SessionPort
     from .session import Session
 
 _browser_seq = itertools.count(1)
@@ -25,8 +25,11 @@ class QueueBrowser:
     presettled link and yields the queue's messages, in queue order, until the broker has no
     more (a drain that comes back empty)."""
 
-    def __init__(self, session: Session, queue: Queue, selector: str | None) -> None:
+    def __init__(
+        self, session: Session, port: SessionPort, queue: Queue, selector: str | None
+    ) -> None:
         self._session = session
+        self._port = port
         self._queue = queue
         self._selector = selector
         self._closed = False
@@ -35,7 +38,7 @@ class QueueBrowser:
     def _check_closed(self) -> None:
         if self._closed:
             raise IllegalStateException("The QueueBrowser is closed")
-        self._session._check_closed()
+        self._port.check_closed()
 
     def getQueue(self) -> Queue:
         self._check_closed()
@@ -47,19 +50,19 @@ class QueueBrowser:
 
     def getEnumeration(self) -> Iterator[Message]:
         self._check_closed()
-        connection = self._session._connection
+        connection = self._port.connection
         options = connection.options
-        adapter = connection.adapter
+        wire = connection.wire
+        adapter = wire.adapter
         if not adapter.browse:
             raise JMSException(
                 f"the broker ({adapter.title}) cannot browse: its 'copy' links still take "
                 "messages off the queue, so a QueueBrowser would consume them"
             )
-        address = node_address(self._queue, adapter.queue_prefix, adapter.topic_prefix)
+        address = wire.address(self._queue)
         buffer: collections.deque[InboundDelivery] = collections.deque()
         arrived = threading.Condition()
         failure: list[JMSException] = []
-        policy = connection._deserialization_policy_object()
 
         def on_message(inbound: InboundDelivery) -> None:
             with arrived:
@@ -71,17 +74,8 @@ class QueueBrowser:
                 failure.append(error)
                 arrived.notify()
 
-        def decode(payload: bytes) -> Message:
-            return decode_message(
-                payload,
-                self._queue,
-                deserialization_policy=policy,
-                queue_prefix=adapter.queue_prefix,
-                topic_prefix=adapter.topic_prefix,
-            )
-
         spec = LinkSpec(
-            name=f"jmspy:browser:{self._session._session_id}:{next(_browser_seq)}:{address}",
+            name=f"jmspy:browser:{self._port.session_id}:{next(_browser_seq)}:{address}",
             address=address,
             capabilities=(self._queue.kind,),
             selector=self._selector,
@@ -90,7 +84,7 @@ class QueueBrowser:
             extra=link_profile(adapter),
         )
         receiver = self._session._amqp.create_receiver(
-            spec, options.prefetch_for("browser"), decode, on_message, on_closed
+            spec, options.prefetch_for("browser"), wire.decoder(self._queue), on_message, on_closed
         )
         self._open.append(receiver)
         return self._enumerate(receiver, buffer, arrived, failure, options.drain_timeout)

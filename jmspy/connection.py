@@ -7,36 +7,32 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from . import __version__
-from ._amqp.provider import AmqpConnection, AmqpSender, AmqpSession, LinkSpec
+from ._amqp.provider import AmqpConnection, AmqpSender, LinkSpec
+from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the others
+    ACKNOWLEDGE_MODES,
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DUPS_OK_ACKNOWLEDGE,
+    SESSION_TRANSACTED,
+)
+from ._ports import ConnectionPort, SessionHooks
+from ._provider import Provider, ProviderSession
+from ._version import __version__
+from ._wire import Wire
 from .adapters import BrokerProfile, choose_profile
+from .destination import Destination, TemporaryQueue, TemporaryTopic
 from .errors import (
     IllegalStateException,
     InvalidClientIDException,
     JMSException,
 )
-from .failover_options import ConnectionURL, FailoverOptions, parse_connection_url
-from .options import ConnectionOptions, Endpoint, build_options
-
-if TYPE_CHECKING:
-    from .destination import Destination
-    from .message import DeserializationPolicy
-    from .session import Session
+from .failover_options import FailoverOptions
+from .options import ConnectionOptions, Endpoint
+from .session import Session
 
 log = logging.getLogger("jmspy.connection")
-
-SESSION_TRANSACTED = 0
-AUTO_ACKNOWLEDGE = 1
-CLIENT_ACKNOWLEDGE = 2
-DUPS_OK_ACKNOWLEDGE = 3
-ACKNOWLEDGE_MODES = {
-    SESSION_TRANSACTED: "SESSION_TRANSACTED",
-    AUTO_ACKNOWLEDGE: "AUTO_ACKNOWLEDGE",
-    CLIENT_ACKNOWLEDGE: "CLIENT_ACKNOWLEDGE",
-    DUPS_OK_ACKNOWLEDGE: "DUPS_OK_ACKNOWLEDGE",
-}
 
 
 class ExceptionListener(Protocol):
@@ -74,100 +70,6 @@ _LISTENER_METHODS = {
 _connection_seq = itertools.count(1)
 
 
-class ConnectionFactory:
-    """Creates connections to one broker.
-
-    ``ConnectionFactory("amqp://localhost:5672?jms.connectTimeout=5000", "user", "secret")``;
-    options may also be given as keyword arguments with their snake_case names
-    (``connect_timeout=5000``) or their dotted names (``**{"jms.connectTimeout": 5000}``).
-    """
-
-    def __init__(
-        self,
-        url: str = "amqp://localhost:5672",
-        username: str | None = None,
-        password: str | None = None,
-        client_id: str | None = None,
-        **options: Any,
-    ) -> None:
-        parsed = parse_connection_url(url)
-        overrides = dict(options)
-        if username is not None:
-            overrides["username"] = username
-        if password is not None:
-            overrides["password"] = password
-        if client_id is not None:
-            overrides["client_id"] = client_id
-        self._url: ConnectionURL = parsed
-        self._endpoint: Endpoint = parsed.endpoint
-        self._options: ConnectionOptions = build_options(parsed.query, overrides)
-        # Each server of a failover pool: the connection options with its own amqp.* and
-        # transport.* options on top.
-        self._servers: list[tuple[Endpoint, ConnectionOptions]] = [
-            (
-                server.endpoint,
-                build_options({**parsed.query, **server.options}, overrides)
-                if server.options
-                else self._options,
-            )
-            for server in parsed.servers
-        ]
-
-    @property
-    def options(self) -> ConnectionOptions:
-        return self._options
-
-    @property
-    def endpoint(self) -> Endpoint:
-        return self._endpoint
-
-    @property
-    def failover(self) -> FailoverOptions | None:
-        """The failover settings of a ``failover:(...)`` URL, else None (no reconnect)."""
-        return self._url.failover
-
-    def _display(self) -> str:
-        if self._url.failover is None:
-            return self._endpoint.display()
-        return "failover:(" + ",".join(s.display() for s in self._url.servers) + ")"
-
-    def __repr__(self) -> str:
-        user = f", username={self._options.username!r}" if self._options.username else ""
-        return f"ConnectionFactory({self._display()!r}{user})"
-
-    def createContext(self, *args: Any) -> Any:
-        """``createContext()``, ``createContext(sessionMode)``,
-        ``createContext(userName, password[, sessionMode])`` (JMS 2.0 simplified API)."""
-        from .context import JMSContext
-
-        return JMSContext._create(self, *args)
-
-    def createConnection(
-        self, userName: str | None = None, password: str | None = None
-    ) -> Connection:
-        options = self._options
-        if userName is not None or password is not None:
-            options = options.model_copy(update={"username": userName})
-            if password is not None:
-                from pydantic import SecretStr
-
-                options = options.model_copy(update={"password": SecretStr(password)})
-        servers = self._servers
-        if options is not self._options:
-            servers = [
-                (endpoint, server_options.model_copy(update=_credentials(options)))
-                for endpoint, server_options in servers
-            ]
-        connection = Connection(self._endpoint, options, servers, self._url.failover)
-        if options.client_id is not None or not options.await_client_id:
-            connection._ensure_open()
-        return connection
-
-
-def _credentials(options: ConnectionOptions) -> dict[str, Any]:
-    return {"username": options.username, "password": options.password}
-
-
 class ConnectionMetaData:
     """What the client and the broker are (``Connection.getMetaData()``)."""
 
@@ -202,16 +104,16 @@ class ConnectionMetaData:
 
     # jmspy additions: what the broker said about itself in its open frame.
     def getBrokerProduct(self) -> str | None:
-        props = self._connection._amqp_properties()
+        props = self._connection.wire.remote_properties()
         product = props.get("product")
         return str(product) if product is not None else None
 
     def getBrokerVersion(self) -> str | None:
-        version = self._connection._amqp_properties().get("version")
+        version = self._connection.wire.remote_properties().get("version")
         return str(version) if version is not None else None
 
     def getOfferedCapabilities(self) -> frozenset[str]:
-        return self._connection._offered_capabilities()
+        return self._connection.wire.offered_capabilities()
 
     def getAdapter(self) -> str:
         """The name of the broker profile in use (see jmspy.adapters)."""
@@ -244,7 +146,7 @@ class Connection:
         self._connection_id = (
             f"{options.connection_id_prefix}{uuid.uuid4()}:{next(_connection_seq)}"
         )
-        self._amqp: AmqpConnection | None = None
+        self._amqp: Provider | None = None
         self._adapter: BrokerProfile | None = None
         self._open_lock = threading.RLock()
         self._state = threading.Condition()
@@ -257,16 +159,35 @@ class Connection:
         self._sessions: list[Session] = []
         self._session_seq = itertools.count(1)
         self._dispatch_threads: set[threading.Thread] = set()
-        self._deserialization_policy: DeserializationPolicy | None = None
+        self._wire: Wire | None = None
         # Temporary destinations: each one is a dynamic node held by a link of an internal
         # session; closing the link deletes the node.
-        self._internal_session: AmqpSession | None = None
+        self._internal_session: ProviderSession | None = None
         self._temporaries: dict[Destination, AmqpSender] = {}
         self._temp_lock = threading.Lock()
         # Subscription link names in use, per subscription (Qpid JMS's naming, see
         # _subscription_link_name).
         self._subscription_links: dict[tuple[str, str], int] = {}
         self._active_subscriptions: dict[str, int] = {}
+        # Each session's hooks (registered by the session as it is made).
+        self._session_hooks: dict[Session, SessionHooks] = {}
+        # What this connection's sessions may use of it.
+        self._port = ConnectionPort(
+            connection_id=self._connection_id,
+            check_closed=self._check_closed,
+            started=lambda: self._started,
+            wait_started=self._wait_started,
+            create_temporary=self._create_temporary,
+            client_id_fixed=lambda: self._client_id_fixed,
+            subscription_link_name=self._subscription_link_name,
+            subscription_opened=self._subscription_opened,
+            subscription_closed=self._subscription_closed,
+            active_subscriptions=lambda name: self._active_subscriptions.get(name, 0),
+            session_opened=self._session_hooks.__setitem__,
+            session_closed=self._session_closed,
+            notify_exception_listener=self._notify_exception_listener,
+            on_async_send_failure=self._on_async_send_failure,
+        )
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("started" if self._started else "stopped")
@@ -287,7 +208,12 @@ class Connection:
         if self._closed or self._closing:
             raise IllegalStateException("The Connection is closed")
 
-    def _ensure_open(self) -> AmqpConnection:
+    def connect(self) -> None:
+        """jmspy extension (Qpid JMS's ``JmsConnection.connect``): open the AMQP connection now
+        rather than on first use, so that bad credentials or a duplicate client id fail here."""
+        self._ensure_open()
+
+    def _ensure_open(self) -> Provider:
         """Open the AMQP connection on first use; return it."""
         if self._amqp is not None:
             self._amqp.check_usable()
@@ -310,15 +236,18 @@ class Connection:
             self._adapter = choose_profile(
                 self._options.adapter, amqp.remote_properties, amqp.remote_offered_capabilities
             )
+            self._wire = Wire(amqp, self._adapter, self._options)
             self._amqp = amqp
             self._used = True
             return amqp
 
-    def _amqp_properties(self) -> dict[str, Any]:
-        return self._ensure_open().remote_properties
-
-    def _offered_capabilities(self) -> frozenset[str]:
-        return frozenset(self._ensure_open().remote_offered_capabilities)
+    @property
+    def wire(self) -> Wire:
+        """The wire questions of this connection (addresses, decoder, delayed delivery),
+        answered in one place for all its sessions, producers, consumers and browsers."""
+        self._ensure_open()
+        assert self._wire is not None
+        return self._wire
 
     @property
     def adapter(self) -> BrokerProfile:
@@ -327,15 +256,10 @@ class Connection:
         assert self._adapter is not None
         return self._adapter
 
-    def _delayed_delivery_supported(self) -> bool:
-        """DD-1 at connection level: the adapter's word, else the offered capabilities."""
-        amqp = self._ensure_open()
-        return self.adapter.supports_delayed_delivery(amqp.remote_offered_capabilities)
-
     def _on_connection_failure(self, error: JMSException) -> None:
         """Engine thread: the connection failed. Wake every waiter, then tell the listener."""
-        for session in list(self._sessions):
-            session._on_connection_failed(error)
+        for hooks in list(self._session_hooks.values()):
+            hooks.on_connection_failed(error)
         with self._state:
             self._state.notify_all()
         self._notify_exception_listener(error)
@@ -348,6 +272,9 @@ class Connection:
             with self._temp_lock:
                 lost, self._temporaries = list(self._temporaries), {}
             for destination in lost:
+                # Reach-in kept: the connection created these temporary destinations and is
+                # the only one that knows they died with the broker connection; a public
+                # setter would let applications "undelete" one.
                 destination._deleted = True  # type: ignore[attr-defined]
         listener = self._connection_listener
         method = getattr(listener, _LISTENER_METHODS[kind], None) if listener else None
@@ -403,28 +330,13 @@ class Connection:
         hear about it (JMS 2.0 section 6.1.7)."""
         self._notify_exception_listener(error)
 
-    def _deserialization_policy_object(self) -> DeserializationPolicy:
-        from .message import DeserializationPolicy
-
-        if self._deserialization_policy is None:
-            opts = self._options
-            self._deserialization_policy = DeserializationPolicy(
-                allow_list=[
-                    x.strip() for x in opts.deserialization_allow_list.split(",") if x.strip()
-                ],
-                deny_list=[
-                    x.strip() for x in opts.deserialization_deny_list.split(",") if x.strip()
-                ],
-            )
-        return self._deserialization_policy
-
     def _in_own_listener(self) -> bool:
         current = threading.current_thread()
-        return any(s._is_dispatch_thread(current) for s in self._sessions)
+        return any(h.is_dispatch_thread(current) for h in list(self._session_hooks.values()))
 
     def _in_own_completion_callback(self) -> bool:
         current = threading.current_thread()
-        return any(s._is_completion_thread(current) for s in self._sessions)
+        return any(h.is_completion_thread(current) for h in list(self._session_hooks.values()))
 
     def _wait_started(self, deadline_check: Callable[[], float | None]) -> bool:
         """Block while the connection is stopped. Returns False if it closed or time ran out."""
@@ -480,8 +392,6 @@ class Connection:
     def createSession(self, *args: Any) -> Session:
         """``createSession()``, ``createSession(sessionMode)`` or
         ``createSession(transacted, acknowledgeMode)`` as in JMS 2.0."""
-        from .session import Session
-
         self._check_closed()
         if len(args) == 0:
             mode = AUTO_ACKNOWLEDGE
@@ -505,7 +415,7 @@ class Connection:
                 "DUPS_OK_ACKNOWLEDGE (3) or SESSION_TRANSACTED (0)"
             )
         amqp = self._ensure_open()
-        session = Session(self, amqp, mode, next(self._session_seq))
+        session = Session(self, amqp, mode, next(self._session_seq), self._port)
         self._sessions.append(session)
         return session
 
@@ -515,8 +425,8 @@ class Connection:
         with self._state:
             self._started = True
             self._state.notify_all()
-        for session in list(self._sessions):
-            session._on_connection_started()
+        for hooks in list(self._session_hooks.values()):
+            hooks.on_connection_started()
 
     def stop(self) -> None:
         self._check_closed()
@@ -529,8 +439,8 @@ class Connection:
         with self._state:
             self._started = False
         # Returns only when running listeners have returned (JMS 2.0 section 6.1.5).
-        for session in list(self._sessions):
-            session._wait_for_listener()
+        for hooks in list(self._session_hooks.values()):
+            hooks.wait_for_listener()
 
     def close(self) -> None:
         if self._closed:
@@ -572,8 +482,6 @@ class Connection:
     # ---- temporary destinations -------------------------------------------------------------
 
     def _create_temporary(self, kind: str) -> Destination:
-        from .destination import TemporaryQueue, TemporaryTopic
-
         amqp = self._ensure_open()
         if not self.adapter.temporary_destinations:
             raise JMSException(
@@ -602,13 +510,11 @@ class Connection:
 
     def _delete_temporary(self, destination: Destination) -> None:
         self._check_closed()
-        for session in self._sessions:
-            for consumer in session._consumers:
-                if consumer._destination == destination and not consumer._closed:
-                    raise IllegalStateException(
-                        f"A consumer is consuming from the temporary destination {destination}; "
-                        "close it before delete()"
-                    )
+        if any(h.consumes_from(destination) for h in list(self._session_hooks.values())):
+            raise IllegalStateException(
+                f"A consumer is consuming from the temporary destination {destination}; "
+                "close it before delete()"
+            )
         link = self._temporaries.pop(destination, None)
         if link is not None:
             link.close()
@@ -636,8 +542,8 @@ class Connection:
     def _subscription_opened(self, name: str) -> None:
         self._active_subscriptions[name] = self._active_subscriptions.get(name, 0) + 1
 
-    def _subscription_closed(self, consumer: Any) -> None:
-        subscription = consumer._subscription
+    def _subscription_closed(self, subscription: Any) -> None:
+        """A consumer closed; ``subscription`` is its Subscription, or None."""
         if subscription is None:
             return
         left = self._active_subscriptions.get(subscription.name, 0) - 1
@@ -647,6 +553,7 @@ class Connection:
             self._active_subscriptions[subscription.name] = left
 
     def _session_closed(self, session: Session) -> None:
+        self._session_hooks.pop(session, None)
         try:
             self._sessions.remove(session)
         except ValueError:

@@ -8,19 +8,18 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from ._limits import check_receive_timeout
-from .batch import BatchDelivery
-from .connection import (
+from ._modes import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
+from ._ports import ConsumerHooks
+from .batch import BatchDelivery
 from .destination import Destination, Topic
 from .errors import (
     IllegalArgumentException,
@@ -34,7 +33,9 @@ from .redelivery import RedeliveryPolicy, redelivery_delay
 from .selector import parse_selector
 
 if TYPE_CHECKING:
+    from ._ports import SessionPort
     from .session import Session
+    from .subscription import Subscription
 
 log = logging.getLogger("jmspy.consumer")
 
@@ -53,31 +54,13 @@ ListenerLike = MessageListener | Callable[[Message], Any]
 BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
 
 
-@dataclass(frozen=True)
-class Subscription:
-    """A named topic subscription: durable or not, shared or not, global without a client id."""
-
-    name: str
-    link_name: str
-    durable: bool
-    shared: bool
-    global_: bool
-
-    def capabilities(self, kind: str) -> tuple[str, ...]:
-        caps = [kind]
-        if self.shared:
-            caps.append("shared")
-        if self.global_:
-            caps.append("global")
-        return tuple(caps)
-
-
 class MessageConsumer(BatchDelivery):
     """Receives messages from one destination."""
 
     def __init__(
         self,
         session: Session,
+        port: SessionPort,
         destination: Destination,
         selector: str | None,
         no_local: bool,
@@ -86,12 +69,13 @@ class MessageConsumer(BatchDelivery):
         subscription: Subscription | None = None,
     ) -> None:
         self._session = session
+        self._port = port
         self._subscription = subscription
-        self._connection = session._connection
+        self._connection = port.connection
         self._destination = destination
         self._selector = selector
         self._no_local = no_local
-        self._consumer_id = f"{session._session_id}:{seq}"
+        self._consumer_id = f"{port.session_id}:{seq}"
         self._listener: ListenerLike | None = None
         self._batch_listener: BatchListenerLike | None = None
         self._batch_size = 1
@@ -104,7 +88,7 @@ class MessageConsumer(BatchDelivery):
         # DD-15: delivery sequence. "priority" reorders what is held locally (highest first,
         # FIFO within a priority), like Qpid JMS's jms.localMessagePriority.
         sequence = destination.options.delivery_sequence or (
-            "priority" if session._connection.options.local_message_priority else "fifo"
+            "priority" if port.connection.options.local_message_priority else "fifo"
         )
         self._delivery_sequence = sequence
         self._buffer: collections.deque[InboundDelivery] | PriorityBuffer = (
@@ -129,9 +113,9 @@ class MessageConsumer(BatchDelivery):
         if subscription is not None and subscription.durable:
             kind = "durable"
         prefetch = options.prefetch_for(kind)
-        policy = self._connection._deserialization_policy_object()
-        adapter = self._connection.adapter
-        address = node_address(destination, adapter.queue_prefix, adapter.topic_prefix)
+        wire = self._connection.wire
+        adapter = wire.adapter
+        address = wire.address(destination)
         # Brokers that cannot filter (RabbitMQ, Service Bus, IBM MQ over AMQP): the client
         # evaluates the selector for topic subscriptions. A queue cannot be filtered by a
         # client without taking messages away from other consumers, so that is refused.
@@ -168,21 +152,11 @@ class MessageConsumer(BatchDelivery):
 
         spec.extra.update(link_profile(adapter))
 
-        def decode(payload: bytes) -> Message:
-            return decode_message(
-                payload,
-                destination,
-                deserialization_policy=policy,
-                queue_prefix=adapter.queue_prefix,
-                topic_prefix=adapter.topic_prefix,
-            )
-
+        decode = wire.decoder(destination)
         # A broker that cannot drain (RabbitMQ 3.x) keeps released messages bound to the link
         # until its session ends, so such consumers get an AMQP session of their own, ended
         # when they close: everything unsettled then goes back to the queue.
-        self._own_amqp_session = (
-            None if adapter.drain else session._amqp_connection.create_session()
-        )
+        self._own_amqp_session = None if adapter.drain else port.amqp_connection.create_session()
         amqp_session = self._own_amqp_session or session._amqp
         self._receiver: AmqpReceiver = amqp_session.create_receiver(
             spec, prefetch, decode, self._on_inbound, self._on_link_closed
@@ -197,6 +171,23 @@ class MessageConsumer(BatchDelivery):
         )
         self._suspect_ids: set[str | None] = set()
         self._receiver.on_interrupted = self._on_interrupted
+        port.consumer_opened(
+            self,
+            ConsumerHooks(
+                receiver=self._receiver,
+                destination=destination,
+                is_open=lambda: not self._closed,
+                has_listener=lambda: self._listener is not None,
+                has_batch_listener=lambda: self._batch_listener is not None,
+                dispatch_one=self._dispatch_one,
+                dispatch_batch=self._dispatch_batch,
+                on_connection_started=self._on_connection_started,
+                on_link_closed=self._on_link_closed,
+                redeliver_locally=self._redeliver_locally,
+                release_prefetch=self._release_prefetch,
+                close_internal=self._close_internal,
+            ),
+        )
 
     def __repr__(self) -> str:
         return f"MessageConsumer({self._destination!r}, selector={self._selector!r})"
@@ -218,13 +209,13 @@ class MessageConsumer(BatchDelivery):
             self._cv.notify()
             buffered = len(self._buffer)
         if self._listener is not None:
-            self._session._signal_ready(self)
+            self._port.signal_ready(self)
         elif self._batch_listener is not None and (
             buffered == 1 or buffered % self._batch_size == 0
         ):
             # A batch consumer needs waking only when a batch starts (to time it) or fills;
             # after each batch the dispatcher re-signals while messages remain.
-            self._session._signal_ready(self)
+            self._port.signal_ready(self)
 
     def _on_interrupted(self, error: JMSException) -> None:
         """Engine thread: the transport is lost. Prefetched messages the application never
@@ -251,7 +242,7 @@ class MessageConsumer(BatchDelivery):
             self._cv.notify_all()
             pending = len(self._buffer)
         if (self._listener is not None or self._batch_listener is not None) and pending:
-            self._session._signal_ready(self, pending)
+            self._port.signal_ready(self, pending)
 
     def _check_closed(self) -> None:
         if self._closed:
@@ -264,7 +255,7 @@ class MessageConsumer(BatchDelivery):
                 f"{self._failure.reason}",
                 linked=self._failure,
             )
-        self._session._check_closed()
+        self._port.check_closed()
 
     def _take(self) -> InboundDelivery | None:
         """Pop the next deliverable message; expired ones are settled and skipped."""
@@ -295,15 +286,15 @@ class MessageConsumer(BatchDelivery):
     def _hand_over(self, inbound: InboundDelivery) -> Message:
         """Acknowledge according to the session mode as the message reaches the application."""
         message = inbound.message
-        mode = self._session._mode
+        mode = self._port.mode
         if mode == CLIENT_ACKNOWLEDGE:
-            self._session._track_unacked(inbound)
-            message.set_acknowledge_callback(self._session._acknowledge)
+            self._port.track_unacked(inbound)
+            message.set_acknowledge_callback(self._port.acknowledge)
         elif mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
             self._receiver.settle(inbound, "accepted")
         else:
             # SESSION_TRANSACTED: accepted within the transaction; commit or rollback decides.
-            self._receiver.settle(inbound, "accepted", txn_id=self._session._txn_for_work()[0])
+            self._receiver.settle(inbound, "accepted", txn_id=self._port.txn_for_work()[0])
         return message
 
     # ---- redelivery ----------------------------------------------------------------------------
@@ -393,9 +384,9 @@ class MessageConsumer(BatchDelivery):
             self._buffer.extendleft(reversed(inbounds))
             self._cv.notify()
         if self._listener is not None:
-            self._session._signal_ready(self, len(inbounds))
+            self._port.signal_ready(self, len(inbounds))
         elif self._batch_listener is not None:
-            self._session._signal_ready(self)
+            self._port.signal_ready(self)
 
     def _listener_failed(self, exc: BaseException, what: str) -> None:
         """A listener raised: a failed delivery (redelivered under the policy). Anything,
@@ -404,7 +395,7 @@ class MessageConsumer(BatchDelivery):
         goes to the ExceptionListener."""
         log.error("%s; redelivered under the redelivery policy", what, exc_info=exc)
         if isinstance(exc, KeyboardInterrupt):
-            self._connection._notify_exception_listener(
+            self._port.connection_port.notify_exception_listener(
                 JMSException(f"{what}; the delivery counts as failed", linked=exc)
             )
 
@@ -417,16 +408,15 @@ class MessageConsumer(BatchDelivery):
             inbound = self._take()
         if inbound is None:
             return
-        session = self._session
-        mode = session._mode
+        session = self._port
+        mode = session.mode
         message = inbound.message
         if mode == CLIENT_ACKNOWLEDGE:
-            session._track_unacked(inbound)
-            message.set_acknowledge_callback(session._acknowledge)
+            session.track_unacked(inbound)
+            message.set_acknowledge_callback(session.acknowledge)
         elif mode == SESSION_TRANSACTED:
-            self._receiver.settle(inbound, "accepted", txn_id=session._txn_for_work()[0])
-        session._current_listener_delivery = inbound
-        session._recover_requested = False
+            self._receiver.settle(inbound, "accepted", txn_id=session.txn_for_work()[0])
+        session.begin_listener_delivery(inbound)
         failed = False
         self._in_own_listener_call = True
         try:
@@ -442,11 +432,10 @@ class MessageConsumer(BatchDelivery):
                 f"{message.getJMSMessageID()} from {self._destination}",
             )
         finally:
-            session._current_listener_delivery = None
+            session.end_listener_delivery()
             self._in_own_listener_call = False
         if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
-            if session._recover_requested and not self._closed:
-                session._recover_requested = False
+            if not self._closed and session.take_recover_request():
                 self._redeliver_locally([inbound])
             elif failed:
                 # A failed delivery: counted and redelivered under the redelivery policy.
@@ -493,11 +482,11 @@ class MessageConsumer(BatchDelivery):
             )
         self._listener = listener
         if listener is not None:
-            self._session._ensure_dispatcher()
+            self._port.ensure_dispatcher()
             with self._cv:
                 pending = len(self._buffer)
             if pending:
-                self._session._signal_ready(self, pending)
+                self._port.signal_ready(self, pending)
 
     def setBatchMessageListener(
         self, listener: BatchListenerLike | None, batchSize: int = 1, batchTimeout: int = 0
@@ -529,11 +518,11 @@ class MessageConsumer(BatchDelivery):
         self._batch_listener = listener
         # Room for full batches whatever the prefetch.
         self._receiver.ensure_window(batchSize)
-        self._session._ensure_dispatcher()
+        self._port.ensure_dispatcher()
         with self._cv:
             pending = len(self._buffer)
         if pending:
-            self._session._signal_ready(self)
+            self._port.signal_ready(self)
 
     def getBatchMessageListener(self) -> BatchListenerLike | None:
         self._check_closed()
@@ -554,7 +543,7 @@ class MessageConsumer(BatchDelivery):
         def accept(message: Message) -> bool:
             if message.isBodyAssignableTo(body_type):
                 return True
-            if self._session._mode == CLIENT_ACKNOWLEDGE:
+            if self._port.mode == CLIENT_ACKNOWLEDGE:
                 return True  # JMS: in CLIENT mode the message counts as delivered regardless
             raise MessageFormatException(
                 f"the body of message {message.getJMSMessageID()} "
@@ -573,21 +562,21 @@ class MessageConsumer(BatchDelivery):
         accept: Callable[[Message], bool] | None = None,
     ) -> Message | None:
         self._check_closed()
-        if self._session._has_listener():
+        if self._port.has_listener():
             raise IllegalStateException(
                 "Cannot synchronously receive a message when a MessageListener is set on this "
                 "session"
             )
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         drained = False
-        connection = self._connection
+        connection = self._port.connection_port
         with self._cv:
             self._receiving += 1
             try:
                 while True:
                     if self._closed:
                         return None
-                    if connection._started:
+                    if connection.started():
                         inbound = self._take()
                         if inbound is not None:
                             if accept is not None:
@@ -610,7 +599,7 @@ class MessageConsumer(BatchDelivery):
                             if no_wait
                             else self._receive_local_only
                         )
-                        if drained or local_only or not connection._started:
+                        if drained or local_only or not connection.started():
                             return None
                         # Before returning null, fetch what the broker still has (a drain),
                         # so receiveNoWait right after a send sees the message.
@@ -651,9 +640,9 @@ class MessageConsumer(BatchDelivery):
             self._closed = True
             self._deferred_close = True
             return
-        self._session._wait_for_listener()
+        self._port.wait_for_listener()
         # One jms.closeTimeout for the whole close (see AmqpConnection.close_scope).
-        with self._session._amqp_connection.close_scope():
+        with self._port.amqp_connection.close_scope():
             self._close_internal()
 
     def _close_internal(self) -> None:
@@ -666,8 +655,8 @@ class MessageConsumer(BatchDelivery):
             undelivered = list(self._buffer)
             self._buffer.clear()
             self._cv.notify_all()
-        session = self._session
-        unacked = session._forget_unacked(self) if session._mode == CLIENT_ACKNOWLEDGE else []
+        port = self._port
+        unacked = port.forget_unacked(self) if port.mode == CLIENT_ACKNOWLEDGE else []
         # Prefetched, never delivered: released. Delivered but not acknowledged
         # (CLIENT_ACKNOWLEDGE): a failed delivery the broker counts, modified(delivery-failed).
         self._receiver.settle_on_close(undelivered, unacked, self._drain_timeout)
@@ -677,8 +666,8 @@ class MessageConsumer(BatchDelivery):
         self._receiver.close(detach_only=durable)
         if self._own_amqp_session is not None:
             self._own_amqp_session.close()
-        self._connection._subscription_closed(self)
-        self._session._consumer_closed(self)
+        self._port.connection_port.subscription_closed(self._subscription)
+        self._port.consumer_closed(self)
 
     def __enter__(self) -> MessageConsumer:
         return self

@@ -13,7 +13,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import rules
 from ._limits import check_receive_timeout
 from .connection import (
     ACKNOWLEDGE_MODES,
@@ -27,6 +26,7 @@ from .connection import (
 from .destination import Destination, Queue, Topic
 from .errors import (
     IllegalStateRuntimeException,
+    InvalidDestinationRuntimeException,
     JMSException,
     JMSRuntimeException,
     MessageFormatRuntimeException,
@@ -41,16 +41,12 @@ from .message import (
     TextMessage,
     message_for_body,
 )
-from .producer import (
-    DEFAULT_PRIORITY,
-    MessageProducer,
-    validate_delivery_mode,
-    validate_milliseconds,
-)
+from .producer import MessageProducer
+from .producer_settings import ProducerSettings, validate_milliseconds
 
 if TYPE_CHECKING:
-    from .connection import ConnectionFactory
     from .consumer import BatchListenerLike, ListenerLike, MessageConsumer
+    from .factory import ConnectionFactory
     from .session import Session
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,7 +108,7 @@ class JMSContext:
 
     @classmethod
     @runtime
-    def _create(cls, factory: ConnectionFactory, *args: Any) -> JMSContext:
+    def create(cls, factory: ConnectionFactory, *args: Any) -> JMSContext:
         """``createContext()``, ``(sessionMode)``, ``(user, password)``,
         ``(user, password, sessionMode)``."""
         user = password = None
@@ -130,7 +126,7 @@ class JMSContext:
         connection = factory.createConnection(user, password)
         try:
             # A context is usable at once: open now so bad credentials fail here.
-            connection._ensure_open()
+            connection.connect()
         except JMSException:
             connection.close()
             raise
@@ -163,7 +159,7 @@ class JMSContext:
     @runtime
     def createProducer(self) -> JMSProducer:
         self._check_closed()
-        return JMSProducer(self)
+        return JMSProducer(self._check_closed, self._anonymous_producer)
 
     @runtime
     def createConsumer(
@@ -311,6 +307,8 @@ class JMSContext:
     def acknowledge(self) -> None:
         self._check_closed()
         if self._session is not None:
+            # Reach-in kept: JMSContext.acknowledge() is the session-wide acknowledge that
+            # the classic API only offers on Message; the context owns this session.
             self._session._acknowledge()
 
     @runtime
@@ -330,6 +328,8 @@ class JMSContext:
         if self._closed:
             return
         if self._session is not None:
+            # Reach-in kept: "is this the session's listener thread", asked of the session
+            # this context owns (Connection asks the same through SessionHooks).
             if self._session._dispatcher is threading.current_thread():
                 raise IllegalStateRuntimeException(
                     "Illegal invocation from MessageListener callback: a listener must not "
@@ -353,28 +353,24 @@ class JMSProducer:
     (DD-1, DD-2, DD-11, DD-14) raise their runtime exceptions with the rule's reason code.
     """
 
-    def __init__(self, context: JMSContext) -> None:
-        self._context = context
-        self._delivery_mode = 2
-        self._priority = DEFAULT_PRIORITY
-        self._priority_explicit = False
-        self._time_to_live = 0
-        self._delivery_delay = 0
-        self._disable_message_id = False
-        self._disable_timestamp = False
+    def __init__(
+        self, check_closed: Callable[[], None], producer: Callable[[], MessageProducer]
+    ) -> None:
+        # Handles given by the context: its closed check and its anonymous producer (created
+        # on first use), through which every JMSProducer of the context sends.
+        self._check_context_closed = check_closed
+        self._producer = producer
+        self._settings = ProducerSettings()
         self._properties: dict[str, Any] = {}
         self._correlation_id: str | bytes | None = None
         self._type: str | None = None
         self._reply_to: Destination | None = None
         self._async: Any = None
 
-    def _producer(self) -> MessageProducer:
-        return self._context._anonymous_producer()
-
     @runtime
     def send(self, destination: Destination, body: Any) -> JMSProducer:
         """Send a Message, or a str/bytes/dict/object body wrapped in the matching type."""
-        self._context._check_closed()
+        self._check_context_closed()
         message = body if isinstance(body, Message) else message_for_body(body)
         for name, value in self._properties.items():
             message.setObjectProperty(name, value)
@@ -388,95 +384,62 @@ class JMSProducer:
         if self._reply_to is not None:
             message.setJMSReplyTo(self._reply_to)
         producer = self._producer()
-        producer._disable_message_id = self._disable_message_id
-        producer._disable_timestamp = self._disable_timestamp
         if destination is None:
-            from .errors import InvalidDestinationRuntimeException
-
             raise InvalidDestinationRuntimeException("Destination must not be null")
-        priority = self._priority
-        default_priority = destination.options.default_priority
-        if not self._priority_explicit and default_priority is not None:
-            priority = default_priority  # DD-16
-        producer._send(
-            destination,
-            message,
-            self._delivery_mode,
-            priority,
-            self._time_to_live,
-            self._delivery_delay,
-            self._async,
-        )
+        producer.send_with(self._settings, destination, message, self._async)
         return self
 
     # ---- settings (chained) ------------------------------------------------------------
 
     @runtime
     def setDeliveryMode(self, deliveryMode: int) -> JMSProducer:
-        self._delivery_mode = validate_delivery_mode(deliveryMode)
+        self._settings.set_delivery_mode(deliveryMode)
         return self
 
     def getDeliveryMode(self) -> int:
-        return self._delivery_mode
+        return self._settings.delivery_mode
 
     @runtime
     def setPriority(self, priority: int) -> JMSProducer:
-        self._priority = rules.check_priority(priority)
-        self._priority_explicit = True
+        self._settings.set_priority(priority)
         return self
 
     def getPriority(self) -> int:
-        return self._priority
+        return self._settings.priority
 
     @runtime
     def setTimeToLive(self, timeToLive: int) -> JMSProducer:
-        ttl = validate_milliseconds("timeToLive", timeToLive)
-        rules.check_ttl_and_delay(ttl, self._delivery_delay, where="setTimeToLive")
-        self._time_to_live = ttl
+        self._settings.set_time_to_live(timeToLive)
         return self
 
     def getTimeToLive(self) -> int:
-        return self._time_to_live
+        return self._settings.time_to_live
 
     @runtime
     def setDeliveryDelay(self, deliveryDelay: int) -> JMSProducer:
         delay = validate_milliseconds("deliveryDelay", deliveryDelay)
-        producer = self._producer()
-        producer._check_delay_limits(delay, None)
-        connection = self._context._connection
-        if delay > 0 and not connection._delayed_delivery_supported():
-            # DD-1 at the setter only where support is already known: the adapter rules it out,
-            # or the anonymous relay link offers no DELAYED_DELIVERY either. Per-destination
-            # links (no relay) are checked at send.
-            adapter = producer._adapter
-            relay = producer._links.get(None)
-            known_unsupported = (
-                adapter.delay_form == "unsupported"
-                or adapter.delay_supported is False
-                or (relay is not None and not producer._delay_supported(relay))
-            )
-            if known_unsupported:
-                rules.check_delay_supported(delay, False, producer._broker_name())
-        rules.check_ttl_and_delay(self._time_to_live, delay, where="setDeliveryDelay")
-        self._delivery_delay = delay
+        # DD-11 and, where support is already known (the broker profile, or the anonymous
+        # relay link), DD-1 at the setter; per-destination links are checked at send.
+        self._producer().check_delivery_delay(delay, relay=True)
+        self._settings.set_delivery_delay(delay)
         return self
 
     def getDeliveryDelay(self) -> int:
-        return self._delivery_delay
+        return self._settings.delivery_delay
 
     def setDisableMessageID(self, value: bool) -> JMSProducer:
-        self._disable_message_id = bool(value)
+        self._settings.disable_message_id = bool(value)
         return self
 
     def getDisableMessageID(self) -> bool:
-        return self._disable_message_id
+        return self._settings.disable_message_id
 
     def setDisableMessageTimestamp(self, value: bool) -> JMSProducer:
-        self._disable_timestamp = bool(value)
+        self._settings.disable_timestamp = bool(value)
         return self
 
     def getDisableMessageTimestamp(self) -> bool:
-        return self._disable_timestamp
+        return self._settings.disable_timestamp
 
     def setAsync(self, completionListener: Any) -> JMSProducer:
         self._async = completionListener
@@ -546,6 +509,9 @@ class JMSConsumer:
 
     def __init__(self, consumer: MessageConsumer) -> None:
         self._consumer = consumer
+        # receiveBody is JMSConsumer-only (JMS 2.0): it wraps the classic consumer's receive
+        # loop, which is not public on MessageConsumer. One reach-in, here.
+        self._receive_body = consumer._receive_body
 
     @runtime
     def receive(self, timeout: int | None = None) -> Message | None:
@@ -557,11 +523,11 @@ class JMSConsumer:
 
     @runtime
     def receiveBody(self, c: type, timeout: int | None = None) -> Any:
-        return self._consumer._receive_body(c, check_receive_timeout(timeout), no_wait=False)
+        return self._receive_body(c, check_receive_timeout(timeout), no_wait=False)
 
     @runtime
     def receiveBodyNoWait(self, c: type) -> Any:
-        return self._consumer._receive_body(c, 0.0, no_wait=True)
+        return self._receive_body(c, 0.0, no_wait=True)
 
     @runtime
     def setMessageListener(self, listener: ListenerLike | None) -> None:

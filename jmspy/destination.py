@@ -130,6 +130,7 @@ class Destination:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Destination):
             return NotImplemented
+        # other._name: the same class's attribute on another instance (value equality).
         return self.kind == other.kind and self._name == other._name
 
     def __hash__(self) -> int:
@@ -181,7 +182,7 @@ class Topic(Destination):
 
 
 class TemporaryDestination(Destination):
-    """Mixin state shared by the two temporary kinds: the owner and the delete hook.
+    """State and behaviour shared by the two temporary kinds: the owner and the delete hook.
 
     ``owner`` is whatever created the destination (the connection); the connection layer uses
     it to refuse consumers from other connections. ``on_delete`` is the connection's hook that
@@ -189,62 +190,40 @@ class TemporaryDestination(Destination):
     active), in which case the destination is not marked deleted.
     """
 
-    __slots__ = ()
+    __slots__ = ("owner", "_on_delete", "_deleted")
     is_temporary: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        name: str,
+        owner: object | None = None,
+        on_delete: Callable[[Any], None] | None = None,
+    ) -> None:
+        super().__init__(name)
+        self.owner = owner
+        self._on_delete = on_delete
+        self._deleted = False
+
+    @property
+    def deleted(self) -> bool:
+        return self._deleted
+
+    def delete(self) -> None:
+        if self._on_delete is not None:
+            self._on_delete(self)
+        self._deleted = True
 
 
 class TemporaryQueue(Queue, TemporaryDestination):
-    __slots__ = ("owner", "_on_delete", "_deleted")
-
+    __slots__ = ()
     kind: ClassVar[str] = "temporary-queue"
     type_code: ClassVar[int] = TEMP_QUEUE_TYPE
 
-    def __init__(
-        self,
-        name: str,
-        owner: object | None = None,
-        on_delete: Callable[[TemporaryQueue], None] | None = None,
-    ) -> None:
-        super().__init__(name)
-        self.owner = owner
-        self._on_delete = on_delete
-        self._deleted = False
-
-    @property
-    def deleted(self) -> bool:
-        return self._deleted
-
-    def delete(self) -> None:
-        if self._on_delete is not None:
-            self._on_delete(self)
-        self._deleted = True
-
 
 class TemporaryTopic(Topic, TemporaryDestination):
-    __slots__ = ("owner", "_on_delete", "_deleted")
-
+    __slots__ = ()
     kind: ClassVar[str] = "temporary-topic"
     type_code: ClassVar[int] = TEMP_TOPIC_TYPE
-
-    def __init__(
-        self,
-        name: str,
-        owner: object | None = None,
-        on_delete: Callable[[TemporaryTopic], None] | None = None,
-    ) -> None:
-        super().__init__(name)
-        self.owner = owner
-        self._on_delete = on_delete
-        self._deleted = False
-
-    @property
-    def deleted(self) -> bool:
-        return self._deleted
-
-    def delete(self) -> None:
-        if self._on_delete is not None:
-            self._on_delete(self)
-        self._deleted = True
 
 
 _BY_TYPE_CODE: dict[int, type[Destination]] = {

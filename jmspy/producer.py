@@ -9,12 +9,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from . import rules
-from ._amqp.codec import encode_message, node_address
+from ._amqp.codec import encode_message
 from ._amqp.engine import Completion
 from ._amqp.provider import ANONYMOUS_RELAY, AmqpSender, LinkSpec
-from ._limits import check_milliseconds, saturating_add
-from .adapters.base import DELAYED_DELIVERY
-from .connection import SESSION_TRANSACTED
+from ._limits import saturating_add
+from ._modes import SESSION_TRANSACTED
 from .destination import Destination
 from .errors import (
     IllegalArgumentException,
@@ -25,33 +24,19 @@ from .errors import (
     UnsupportedOperationException,
 )
 from .message import DeliveryMode, Message
+from .producer_settings import (  # noqa: F401 - DEFAULT_PRIORITY re-exported
+    DEFAULT_PRIORITY,
+    ProducerSettings,
+    validate_delivery_mode,
+    validate_milliseconds,
+    validate_priority,
+)
 
 if TYPE_CHECKING:
+    from ._ports import SessionPort
     from .session import Session
 
 log = logging.getLogger("jmspy.producer")
-
-DEFAULT_PRIORITY = 4
-_VALID_MODES = (DeliveryMode.NON_PERSISTENT, DeliveryMode.PERSISTENT)
-
-
-def validate_delivery_mode(mode: Any) -> int:
-    if isinstance(mode, bool) or mode not in _VALID_MODES:
-        raise JMSException(
-            f"Invalid DeliveryMode specified: {mode!r} (use DeliveryMode.PERSISTENT (2) or "
-            "DeliveryMode.NON_PERSISTENT (1))"
-        )
-    return int(mode)
-
-
-def validate_priority(priority: Any) -> int:
-    return rules.check_priority(priority)
-
-
-def validate_milliseconds(name: str, value: Any) -> int:
-    # A JMS long: anything larger cannot be added to a timestamp for JMSExpiration or
-    # JMSDeliveryTime (it used to fail at send with "int too big to convert").
-    return check_milliseconds(name, value)
 
 
 def _naming_destination(exc: JMSException, destination: Destination) -> JMSException:
@@ -80,23 +65,19 @@ def now_ms() -> int:
 class MessageProducer:
     """Sends messages to a destination (or, when created without one, to any destination)."""
 
-    def __init__(self, session: Session, destination: Destination | None, seq: int) -> None:
+    def __init__(
+        self, session: Session, port: SessionPort, destination: Destination | None, seq: int
+    ) -> None:
         self._session = session
-        self._connection = session._connection
+        self._port = port
+        self._connection = port.connection
         self._destination = destination
-        self._producer_id = f"{session._session_id}:{seq}"
+        self._producer_id = f"{port.session_id}:{seq}"
         self._id_prefix = self._producer_id + "-"
         self._message_seq = itertools.count(1)
-        self._delivery_mode = DeliveryMode.PERSISTENT
-        self._priority = DEFAULT_PRIORITY
-        # DD-16: a destination's default priority replaces the producer's default only while
-        # the application has not chosen one.
-        self._priority_explicit = False
-        self._time_to_live = 0
-        self._delivery_delay = 0
-        self._disable_message_id = False
-        self._disable_timestamp = False
+        self._settings = ProducerSettings()
         self._closed = False
+        self._wire = self._connection.wire
         options = self._connection.options
         self._max_delivery_delay = options.max_delivery_delay
         self._adapter = self._connection.adapter
@@ -113,19 +94,14 @@ class MessageProducer:
         self._link_seq = itertools.count(1)
         if destination is not None:
             self._links[destination] = self._attach(destination)
-        elif ANONYMOUS_RELAY in session._amqp_connection.remote_offered_capabilities:
+        elif ANONYMOUS_RELAY in port.amqp_connection.remote_offered_capabilities:
             self._links[None] = self._attach(None)
 
     def __repr__(self) -> str:
         return f"MessageProducer(destination={self._destination!r})"
 
     def _attach(self, destination: Destination | None) -> AmqpSender:
-        adapter = self._adapter
-        address = (
-            node_address(destination, adapter.queue_prefix, adapter.topic_prefix)
-            if destination is not None
-            else None
-        )
+        address = self._wire.address(destination) if destination is not None else None
         capabilities = (destination.kind,) if destination is not None else ()
         spec = LinkSpec(
             name=f"jmspy:sender:{self._producer_id}:{next(self._link_seq)}:{address or ''}",
@@ -133,7 +109,7 @@ class MessageProducer:
             capabilities=capabilities,
         )
         sender = self._session._amqp.create_sender(spec, self._max_in_flight)
-        sender.async_failure_handler = self._connection._on_async_send_failure
+        sender.async_failure_handler = self._port.connection_port.on_async_send_failure
         return sender
 
     def _link_for(self, destination: Destination) -> AmqpSender:
@@ -150,7 +126,7 @@ class MessageProducer:
     def _check_closed(self) -> None:
         if self._closed:
             raise IllegalStateException("The MessageProducer is closed")
-        self._session._check_closed()
+        self._port.check_closed()
 
     # ---- settings ------------------------------------------------------------------------
 
@@ -160,42 +136,47 @@ class MessageProducer:
 
     def setDeliveryMode(self, deliveryMode: int) -> None:
         self._check_closed()
-        self._delivery_mode = validate_delivery_mode(deliveryMode)
+        self._settings.set_delivery_mode(deliveryMode)
 
     def getDeliveryMode(self) -> int:
         self._check_closed()
-        return self._delivery_mode
+        return self._settings.delivery_mode
 
     def setPriority(self, defaultPriority: int) -> None:
         self._check_closed()
-        self._priority = validate_priority(defaultPriority)
-        self._priority_explicit = True
+        self._settings.set_priority(defaultPriority)
 
     def getPriority(self) -> int:
         self._check_closed()
-        return self._priority
+        return self._settings.priority
 
     def setTimeToLive(self, timeToLive: int) -> None:
         self._check_closed()
-        ttl = validate_milliseconds("timeToLive", timeToLive)
-        rules.check_ttl_and_delay(ttl, self._delivery_delay, where="setTimeToLive")
-        self._time_to_live = ttl
+        self._settings.set_time_to_live(timeToLive)
 
     def getTimeToLive(self) -> int:
         self._check_closed()
-        return self._time_to_live
+        return self._settings.time_to_live
 
     def setDeliveryDelay(self, deliveryDelay: int) -> None:
         self._check_closed()
         delay = validate_milliseconds("deliveryDelay", deliveryDelay)
+        self.check_delivery_delay(delay)
+        self._settings.set_delivery_delay(delay)
+
+    def check_delivery_delay(self, delay: int, *, relay: bool = False) -> None:
+        """The delivery-delay rules a setter can check before any send: the limits (DD-11)
+        and, where support is known already, DD-1: on a fixed producer's link (attached at
+        creation), or, with ``relay`` (``JMSProducer``), on the anonymous relay link or from
+        the broker profile. A classic producer without a destination decides DD-1 at send."""
         self._check_delay_limits(delay, self._destination)
         if self._destination is not None:
-            # A fixed producer's link is attached: support is known now (DD-1 at the setter).
-            rules.check_delay_supported(
-                delay, self._delay_supported(self._links[self._destination]), self._broker_name()
-            )
-        rules.check_ttl_and_delay(self._time_to_live, delay, where="setDeliveryDelay")
-        self._delivery_delay = delay
+            supported = self._wire.delay_supported(self._links[self._destination])
+        elif relay:
+            supported = self._wire.delay_supported(self._links.get(None))
+        else:
+            return
+        rules.check_delay_supported(delay, supported, self._wire.broker_name())
 
     def _check_delay_limits(self, delay: int, destination: Destination | None) -> None:
         rules.check_max_delay(
@@ -206,38 +187,25 @@ class MessageProducer:
                 delay, destination.options.max_delivery_delay, what=f"destination {destination}"
             )
 
-    def _delay_supported(self, link: AmqpSender) -> bool:
-        if self._connection._delayed_delivery_supported():
-            return True
-        # The adapter may know better than the capability lists (e.g. IBM MQ never delays).
-        if self._adapter.delay_form == "unsupported" or self._adapter.delay_supported is False:
-            return False
-        return DELAYED_DELIVERY in link.target_capabilities
-
-    def _broker_name(self) -> str:
-        meta = self._connection._amqp_properties()
-        product = meta.get("product") or "unknown product"
-        return f"{product}, adapter {self._adapter.name}"
-
     def getDeliveryDelay(self) -> int:
         self._check_closed()
-        return self._delivery_delay
+        return self._settings.delivery_delay
 
     def setDisableMessageID(self, value: bool) -> None:
         self._check_closed()
-        self._disable_message_id = bool(value)
+        self._settings.disable_message_id = bool(value)
 
     def getDisableMessageID(self) -> bool:
         self._check_closed()
-        return self._disable_message_id
+        return self._settings.disable_message_id
 
     def setDisableMessageTimestamp(self, value: bool) -> None:
         self._check_closed()
-        self._disable_timestamp = bool(value)
+        self._settings.disable_timestamp = bool(value)
 
     def getDisableMessageTimestamp(self) -> bool:
         self._check_closed()
-        return self._disable_timestamp
+        return self._settings.disable_timestamp
 
     # ---- send ------------------------------------------------------------------------------
 
@@ -283,12 +251,28 @@ class MessageProducer:
             priority = validate_priority(rest[1])
             ttl = validate_milliseconds("timeToLive", rest[2])
         else:
-            mode, ttl = self._delivery_mode, self._time_to_live
-            priority = self._priority
-            default_priority = destination.options.default_priority
-            if not self._priority_explicit and default_priority is not None:
-                priority = default_priority  # DD-16
-        self._send(destination, message, mode, priority, ttl, self._delivery_delay, listener)
+            settings = self._settings
+            mode, ttl = settings.delivery_mode, settings.time_to_live
+            priority = settings.priority_for(destination)  # DD-16
+        self._send(
+            destination, message, mode, priority, ttl, self._settings.delivery_delay, listener
+        )
+
+    def send_with(
+        self, settings: ProducerSettings, destination: Destination, message: Message, listener: Any
+    ) -> None:
+        """A send with another object's settings (a ``JMSProducer`` sends through its
+        context's anonymous producer with its own settings)."""
+        self._send(
+            destination,
+            message,
+            settings.delivery_mode,
+            settings.priority_for(destination),
+            settings.time_to_live,
+            settings.delivery_delay,
+            listener,
+            settings,
+        )
 
     def _send(
         self,
@@ -299,7 +283,10 @@ class MessageProducer:
         ttl: int,
         delay: int,
         listener: Any = None,
+        settings: ProducerSettings | None = None,
     ) -> None:
+        if settings is None:
+            settings = self._settings
         if message is None:
             raise MessageFormatException("Message must not be null")
         if not isinstance(message, Message):
@@ -316,7 +303,9 @@ class MessageProducer:
         link = self._link_for(destination)
         if delay > 0:
             self._check_delay_limits(delay, destination)  # DD-11
-            rules.check_delay_supported(delay, self._delay_supported(link), self._broker_name())
+            rules.check_delay_supported(
+                delay, self._wire.delay_supported(link), self._wire.broker_name()
+            )
             rules.check_ttl_and_delay(ttl, delay, where="send")  # DD-2 / DD-12
             rules.check_message_for_delay(delay, message)  # DD-3, DD-4
             rules.check_destination_for_delay(  # DD-5, DD-6
@@ -330,11 +319,11 @@ class MessageProducer:
         message.setJMSDeliveryMode(mode)
         message.setJMSPriority(priority)
         message.setJMSRedelivered(False)
-        message.setJMSTimestamp(0 if self._disable_timestamp else timestamp)
+        message.setJMSTimestamp(0 if settings.disable_timestamp else timestamp)
         message.setJMSExpiration(saturating_add(timestamp, ttl) if ttl > 0 else 0)
         message.setJMSDeliveryTime(saturating_add(timestamp, delay))
         message.setJMSMessageID(
-            None if self._disable_message_id else self._id_prefix + str(next(self._message_seq))
+            None if settings.disable_message_id else self._id_prefix + str(next(self._message_seq))
         )
         # As in Qpid JMS: JMSXUserID is the authenticated user with jms.populateJMSXUserID and
         # is cleared on every other send, so a message cannot claim someone else's identity.
@@ -361,10 +350,10 @@ class MessageProducer:
         if listener is not None:
             sync = False
             track = Completion()
-        if self._session._mode == SESSION_TRANSACTED:
+        if self._port.mode == SESSION_TRANSACTED:
             # Transactional sends need no round trip each: commit waits for their outcomes.
-            txn_id, txn_epoch = self._session._txn_for_work()
-            link.txn_failure_handler = self._session._on_txn_failure
+            txn_id, txn_epoch = self._port.txn_for_work()
+            link.txn_failure_handler = self._port.on_txn_failure
             link.send(payload, False, self._send_timeout, txn_id, track, epoch=txn_epoch)
         else:
             try:
@@ -372,7 +361,7 @@ class MessageProducer:
             except JMSException as exc:
                 raise _naming_destination(exc, destination) from exc
         if listener is not None and track is not None:
-            self._session._track_async_send(self, track, message, listener)
+            self._port.track_async_send(self, track, message, listener)
 
     def _duplicate_id(self, message: Message) -> tuple[str, str] | None:
         """The broker's duplicate-detection property for this send: the JMSMessageID (unique
@@ -387,17 +376,17 @@ class MessageProducer:
     def close(self) -> None:
         if self._closed:
             return
-        self._session._check_not_completion_thread("MessageProducer.close()")
-        amqp = self._session._amqp_connection
+        self._port.check_not_completion_thread("MessageProducer.close()")
+        amqp = self._port.amqp_connection
         # Every step shares one jms.closeTimeout (nested in a session or connection close,
         # theirs).
         with amqp.close_scope():
-            self._session._wait_completions(self, amqp.close_remaining_s())
+            self._port.wait_completions(self, amqp.close_remaining_s())
             self._closed = True
             for link in self._links.values():
                 link.wait_settled(amqp.close_remaining_s())
                 link.close()
-        self._session._producer_closed(self)
+        self._port.producer_closed(self)
 
     def __enter__(self) -> MessageProducer:
         return self

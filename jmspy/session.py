@@ -11,14 +11,18 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ._amqp.engine import Completion
-from ._amqp.provider import AmqpConnection, AmqpSession, InboundDelivery
-from .connection import (
+from ._amqp.provider import InboundDelivery, LinkSpec
+from ._modes import (
     ACKNOWLEDGE_MODES,
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
+from ._ports import ConnectionPort, ConsumerHooks, SessionHooks, SessionPort
+from ._provider import Provider, ProviderSession
+from .browser import QueueBrowser
+from .consumer import MessageConsumer
 from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from .errors import (
     IllegalStateException,
@@ -26,14 +30,13 @@ from .errors import (
     JMSException,
 )
 from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from .producer import MessageProducer
 from .selector import parse_selector
 from .session_transactions import SessionTransactions
+from .subscription import Subscription
 
 if TYPE_CHECKING:
-    from .browser import QueueBrowser
     from .connection import Connection
-    from .consumer import MessageConsumer
-    from .producer import MessageProducer
 
 log = logging.getLogger("jmspy.session")
 
@@ -46,15 +49,25 @@ class Session(SessionTransactions):
     CLIENT_ACKNOWLEDGE = CLIENT_ACKNOWLEDGE
     DUPS_OK_ACKNOWLEDGE = DUPS_OK_ACKNOWLEDGE
 
-    def __init__(self, connection: Connection, amqp: AmqpConnection, mode: int, seq: int) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        amqp: Provider,
+        mode: int,
+        seq: int,
+        connection_port: ConnectionPort,
+    ) -> None:
         self._connection = connection
+        self._connection_port = connection_port
         self._amqp_connection = amqp
         self._mode = mode
         self._seq = seq
-        self._session_id = f"{connection._connection_id}:{seq}"
-        self._amqp: AmqpSession = amqp.create_session()
+        self._session_id = f"{connection_port.connection_id}:{seq}"
+        self._amqp: ProviderSession = amqp.create_session()
         self._producers: list[MessageProducer] = []
         self._consumers: list[MessageConsumer] = []
+        # Each consumer's hooks (registered by the consumer as it is made).
+        self._consumer_hooks: dict[MessageConsumer, ConsumerHooks] = {}
         self._producer_seq = itertools.count(1)
         self._consumer_seq = itertools.count(1)
         self._closed = False
@@ -85,6 +98,54 @@ class Session(SessionTransactions):
         self._txn_failure: JMSException | None = None
         if mode == SESSION_TRANSACTED:
             self._current_txn()
+        # What this session's producers, consumers and browsers may use of it.
+        self._port = SessionPort(
+            connection=connection,
+            connection_port=connection_port,
+            amqp_connection=amqp,
+            amqp=self._amqp,
+            session_id=self._session_id,
+            mode=mode,
+            check_closed=self._check_closed,
+            ensure_dispatcher=self._ensure_dispatcher,
+            signal_ready=self._signal_ready,
+            has_listener=self._has_listener,
+            wait_for_listener=self._wait_for_listener,
+            begin_listener_delivery=self._begin_listener_delivery,
+            end_listener_delivery=self._end_listener_delivery,
+            take_recover_request=self._take_recover_request,
+            track_unacked=self._track_unacked,
+            acknowledge=self._acknowledge,
+            forget_unacked=self._forget_unacked,
+            txn_for_work=self._txn_for_work,
+            on_txn_failure=self._on_txn_failure,
+            track_async_send=self._track_async_send,
+            check_not_completion_thread=self._check_not_completion_thread,
+            wait_completions=self._wait_completions,
+            consumer_opened=self._consumer_hooks.__setitem__,
+            consumer_closed=self._consumer_closed,
+            producer_closed=self._producer_closed,
+        )
+        connection_port.session_opened(
+            self,
+            SessionHooks(
+                on_connection_failed=self._on_connection_failed,
+                on_connection_started=self._on_connection_started,
+                wait_for_listener=self._wait_for_listener,
+                is_dispatch_thread=self._is_dispatch_thread,
+                is_completion_thread=self._is_completion_thread,
+                consumes_from=self._consumes_from,
+            ),
+        )
+
+    def _hooks_of(self, consumer: MessageConsumer) -> ConsumerHooks:
+        return self._consumer_hooks[consumer]
+
+    def _consumes_from(self, destination: Destination) -> bool:
+        return any(
+            h.destination == destination and h.is_open()
+            for h in list(self._consumer_hooks.values())
+        )
 
     def __repr__(self) -> str:
         return f"Session({ACKNOWLEDGE_MODES[self._mode]}, {'closed' if self._closed else 'open'})"
@@ -94,7 +155,19 @@ class Session(SessionTransactions):
     def _check_closed(self) -> None:
         if self._closed or self._closing:
             raise IllegalStateException("The Session is closed")
-        self._connection._check_closed()
+        self._connection_port.check_closed()
+
+    def _begin_listener_delivery(self, inbound: InboundDelivery) -> None:
+        self._current_listener_delivery = inbound
+        self._recover_requested = False
+
+    def _end_listener_delivery(self) -> None:
+        self._current_listener_delivery = None
+
+    def _take_recover_request(self) -> bool:
+        """Whether recover() was called inside the listener just run (AUTO/DUPS_OK); cleared."""
+        requested, self._recover_requested = self._recover_requested, False
+        return requested
 
     def _is_dispatch_thread(self, thread: threading.Thread) -> bool:
         return self._dispatcher is thread
@@ -178,7 +251,7 @@ class Session(SessionTransactions):
 
     def _has_listener(self) -> bool:
         return any(
-            c._listener is not None or c._batch_listener is not None for c in self._consumers
+            h.has_listener() or h.has_batch_listener() for h in list(self._consumer_hooks.values())
         )
 
     def _ensure_dispatcher(self) -> None:
@@ -193,7 +266,7 @@ class Session(SessionTransactions):
             self._ready.put(consumer)
 
     def _dispatch_loop(self) -> None:
-        connection = self._connection
+        connection = self._connection_port
         while True:
             # Batch listeners waiting to fill a batch need a wake-up at their deadline.
             timeout = None
@@ -213,24 +286,27 @@ class Session(SessionTransactions):
                     continue
             if consumer is None:
                 return
-            if not connection._wait_started(lambda: None):
+            if not connection.wait_started(lambda: None):
                 return
             try:
                 with self._delivery_lock:
-                    if not connection._started:
+                    if not connection.started():
                         # Stopped between the wait and the lock: keep the work for later.
                         self._ready.put(consumer)
                         continue
                     if self._closed:
                         return
-                    if consumer._batch_listener is not None:
-                        deadline = consumer._dispatch_batch()
+                    hooks = self._consumer_hooks.get(consumer)
+                    if hooks is None:
+                        continue  # closed since it was queued
+                    if hooks.has_batch_listener():
+                        deadline = hooks.dispatch_batch()
                         if deadline is not None:
                             self._batch_deadlines[consumer] = deadline
                         else:
                             self._batch_deadlines.pop(consumer, None)
                     else:
-                        consumer._dispatch_one()
+                        hooks.dispatch_one()
             except BaseException:  # noqa: BLE001 - SystemExit too: never a silent stop
                 # A dispatch failure must never kill the session's thread silently.
                 log.exception("message dispatch failed on session %s", self._seq)
@@ -243,12 +319,12 @@ class Session(SessionTransactions):
             pass
 
     def _on_connection_started(self) -> None:
-        for consumer in list(self._consumers):
-            consumer._on_connection_started()
+        for hooks in list(self._consumer_hooks.values()):
+            hooks.on_connection_started()
 
     def _on_connection_failed(self, error: JMSException) -> None:
-        for consumer in list(self._consumers):
-            consumer._on_link_closed(error)
+        for hooks in list(self._consumer_hooks.values()):
+            hooks.on_link_closed(error)
 
     def _track_unacked(self, inbound: InboundDelivery) -> None:
         with self._unacked_lock:
@@ -286,11 +362,16 @@ class Session(SessionTransactions):
 
     def _forget_unacked(self, consumer: MessageConsumer) -> list[InboundDelivery]:
         with self._unacked_lock:
-            mine = [d for d in self._unacked if d.receiver is consumer._receiver]
-            self._unacked = [d for d in self._unacked if d.receiver is not consumer._receiver]
+            hooks = self._consumer_hooks.get(consumer)
+            if hooks is None:
+                return []
+            receiver = hooks.receiver
+            mine = [d for d in self._unacked if d.receiver is receiver]
+            self._unacked = [d for d in self._unacked if d.receiver is not receiver]
         return mine
 
     def _consumer_closed(self, consumer: MessageConsumer) -> None:
+        self._consumer_hooks.pop(consumer, None)
         try:
             self._consumers.remove(consumer)
         except ValueError:
@@ -351,11 +432,11 @@ class Session(SessionTransactions):
     def createTemporaryQueue(self) -> TemporaryQueue:
         """A queue that lives as long as the connection (or until delete())."""
         self._check_closed()
-        return self._connection._create_temporary("temporary-queue")  # type: ignore[return-value]
+        return self._connection_port.create_temporary("temporary-queue")  # type: ignore[return-value]
 
     def createTemporaryTopic(self) -> TemporaryTopic:
         self._check_closed()
-        return self._connection._create_temporary("temporary-topic")  # type: ignore[return-value]
+        return self._connection_port.create_temporary("temporary-topic")  # type: ignore[return-value]
 
     def _subscribe(
         self,
@@ -367,8 +448,6 @@ class Session(SessionTransactions):
         durable: bool,
         shared: bool,
     ) -> MessageConsumer:
-        from .consumer import MessageConsumer, Subscription
-
         self._check_closed()
         if topic is None or not isinstance(topic, Topic):
             raise InvalidDestinationException(
@@ -382,21 +461,27 @@ class Session(SessionTransactions):
                 f"the broker ({adapter.title}) does not keep durable subscriptions: a "
                 "subscription queue would not survive the consumer"
             )
-        if durable and not shared and not self._connection._client_id_fixed:
+        if durable and not shared and not self._connection_port.client_id_fixed():
             raise IllegalStateException(
                 "You must specify a unique clientID for the Connection to use a durable "
                 "subscription (setClientID or jms.clientID)"
             )
         selector = _checked_selector(selector)
-        link_name, global_ = self._connection._subscription_link_name(name, durable, shared)
+        link_name, global_ = self._connection_port.subscription_link_name(name, durable, shared)
         subscription = Subscription(name, link_name, durable, shared, global_)
         consumer = MessageConsumer(
-            self, topic, selector, no_local, next(self._consumer_seq), subscription=subscription
+            self,
+            self._port,
+            topic,
+            selector,
+            no_local,
+            next(self._consumer_seq),
+            subscription=subscription,
         )
         self._consumers.append(consumer)
-        self._connection._subscription_opened(name)
-        if self._connection._started:
-            consumer._on_connection_started()
+        self._connection_port.subscription_opened(name)
+        if self._connection_port.started():
+            self._hooks_of(consumer).on_connection_started()
         return consumer
 
     def createDurableSubscriber(
@@ -424,18 +509,16 @@ class Session(SessionTransactions):
 
     def unsubscribe(self, name: str) -> None:
         """Delete a durable subscription: look it up by link name, then close that link."""
-        from ._amqp.provider import LinkSpec
-
         self._check_closed()
-        if self._connection._active_subscriptions.get(name):
+        if self._connection_port.active_subscriptions(name):
             raise IllegalStateException(
                 f"cannot unsubscribe {name!r}: a consumer of this connection is still active on it"
             )
         # Qpid JMS's naming: without a client id only global shared subscriptions exist, and
         # their first link is "<name>|global".
-        link_name = name if self._connection._client_id_fixed else f"{name}|global"
+        link_name = name if self._connection_port.client_id_fixed() else f"{name}|global"
         spec = LinkSpec(name=link_name, address=None, lookup=True)
-        if not self._connection._client_id_fixed:
+        if not self._connection_port.client_id_fixed():
             # The broker finds a global shared subscription only with these (Qpid JMS).
             spec.extra["desired_capabilities"] = ("shared", "global")
         receiver = self._amqp.create_receiver(
@@ -444,27 +527,23 @@ class Session(SessionTransactions):
         receiver.close()
 
     def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> QueueBrowser:
-        from .browser import QueueBrowser
-
         self._check_closed()
         if queue is None or not isinstance(queue, Queue):
             raise InvalidDestinationException(
                 f"invalid destination {queue!r}: a browser needs a Queue"
             )
         messageSelector = _checked_selector(messageSelector)
-        return QueueBrowser(self, queue, messageSelector)
+        return QueueBrowser(self, self._port, queue, messageSelector)
 
     # ---- producers and consumers --------------------------------------------------------
 
     def createProducer(self, destination: Destination | None = None) -> MessageProducer:
-        from .producer import MessageProducer
-
         self._check_closed()
         if destination is not None and not isinstance(destination, Destination):
             raise InvalidDestinationException(
                 f"invalid destination {destination!r}: expected a Queue or Topic"
             )
-        producer = MessageProducer(self, destination, next(self._producer_seq))
+        producer = MessageProducer(self, self._port, destination, next(self._producer_seq))
         self._producers.append(producer)
         return producer
 
@@ -474,8 +553,6 @@ class Session(SessionTransactions):
         messageSelector: str | None = None,
         noLocal: bool = False,
     ) -> MessageConsumer:
-        from .consumer import MessageConsumer
-
         self._check_closed()
         if destination is None or not isinstance(destination, Destination):
             raise InvalidDestinationException(
@@ -493,11 +570,11 @@ class Session(SessionTransactions):
                 )
         messageSelector = _checked_selector(messageSelector)
         consumer = MessageConsumer(
-            self, destination, messageSelector, noLocal, next(self._consumer_seq)
+            self, self._port, destination, messageSelector, noLocal, next(self._consumer_seq)
         )
         self._consumers.append(consumer)
-        if self._connection._started:
-            consumer._on_connection_started()
+        if self._connection_port.started():
+            self._hooks_of(consumer).on_connection_started()
         return consumer
 
     # ---- session state ----------------------------------------------------------------------
@@ -527,9 +604,9 @@ class Session(SessionTransactions):
                         continue  # lost with an old connection: the broker redelivers it
                     by_consumer.setdefault(id(inbound.receiver), []).append(inbound)
                 for consumer in list(self._consumers):
-                    mine = by_consumer.get(id(consumer._receiver))
+                    mine = by_consumer.get(id(self._hooks_of(consumer).receiver))
                     if mine:
-                        consumer._redeliver_locally(mine)
+                        self._hooks_of(consumer).redeliver_locally(mine)
         elif on_dispatch and self._current_listener_delivery is not None:
             # AUTO/DUPS_OK inside onMessage: the current message is delivered again.
             self._recover_requested = True
@@ -555,7 +632,7 @@ class Session(SessionTransactions):
             with self._delivery_lock:
                 for consumer in list(self._consumers):
                     try:
-                        consumer._close_internal()
+                        self._hooks_of(consumer).close_internal()
                     except JMSException as exc:
                         log.debug("closing consumer: %s", exc)
                 for producer in list(self._producers):
@@ -591,7 +668,7 @@ class Session(SessionTransactions):
                 self._ready.put(None)
             with self._completion_cv:
                 self._completion_cv.notify_all()
-            self._connection._session_closed(self)
+            self._connection_port.session_closed(self)
 
     def __enter__(self) -> Session:
         return self

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .connection import SESSION_TRANSACTED
+from ._modes import SESSION_TRANSACTED
 from .errors import (
     IllegalStateException,
     JMSException,
@@ -19,7 +19,8 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from ._amqp.provider import AmqpConnection, AmqpSession
+    from ._ports import ConsumerHooks
+    from ._provider import Provider, ProviderSession
     from .connection import Connection
     from .consumer import MessageConsumer
     from .producer import MessageProducer
@@ -30,8 +31,8 @@ log = logging.getLogger("jmspy.session")
 class SessionTransactions:
     """commit(), rollback() and the transaction state of a session."""
 
-    _amqp_connection: AmqpConnection
-    _amqp: AmqpSession
+    _amqp_connection: Provider
+    _amqp: ProviderSession
     _connection: Connection
     _mode: int
     _txn_id: bytes | None
@@ -45,6 +46,8 @@ class SessionTransactions:
     if TYPE_CHECKING:
 
         def _check_closed(self) -> None: ...
+
+        def _hooks_of(self, consumer: MessageConsumer) -> ConsumerHooks: ...
 
         def _check_not_completion_thread(self, what: str) -> None: ...
 
@@ -123,6 +126,8 @@ class SessionTransactions:
         if self._txn_failure is None and not amqp.interrupted:
             timeout_s = self._connection.options.send_timeout / 1000.0
             for producer in list(self._producers):
+                # Reach-in kept: the session owns its producers' links for the transaction
+                # (a commit waits until every transactional send on them is settled).
                 for link in producer._links.values():
                     link.wait_settled(timeout_s)
         failure = self._txn_failure or amqp.failure
@@ -157,7 +162,7 @@ class SessionTransactions:
             # Prefetched messages that were never delivered go back first, so the broker can
             # redeliver the rolled-back ones in order before them.
             for consumer in list(self._consumers):
-                consumer._release_prefetch()
+                self._hooks_of(consumer).release_prefetch()
             txn_id, epoch = self._txn_id, self._txn_epoch
             if txn_id is not None and epoch == amqp.epoch:
                 try:
@@ -171,7 +176,7 @@ class SessionTransactions:
                         raise
             self._end_transaction()
             for consumer in list(self._consumers):
-                consumer._receiver.restore_credit()
+                self._hooks_of(consumer).receiver.restore_credit()
 
     def _discard_transaction(self) -> None:
         """Roll back what the broker may still hold of the current transaction, then start

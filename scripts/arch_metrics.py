@@ -7,8 +7,9 @@ Figures:
 - import cycles among ``jmspy`` modules: strongly connected components of the graph of imports
   written in the code (module level and inside functions; ``if TYPE_CHECKING:`` blocks excluded,
   as they never run). The implicit import of a parent package is not an edge.
-- cross-object private reach-ins: ``other._name`` where ``other`` is not ``self``/``cls`` and
-  ``_name`` is not a dunder; references to private *modules* (``_amqp.x``) are not counted.
+- cross-object private reach-ins: ``other._name`` where ``other`` is not ``self``/``cls``/
+  ``super()`` and ``_name`` is not a dunder; references to private *modules* (``_amqp.x``) and
+  to a private helper of a module the file imports (``rules._check``) are not counted.
 - code files over 700 lines, under jmspy/, adapters/ and conformance/.
 - codec reach-ins into message privates: the same count, restricted to jmspy/_amqp/codec*.
 """
@@ -126,6 +127,24 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def _imported_names(tree: ast.AST) -> set[str]:
+    """Names a file binds by an import statement (``from . import rules``, ``import time``)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names.add((alias.asname or alias.name).split(".")[0])
+    return names
+
+
+def _is_super_call(value: ast.expr) -> bool:
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "super"
+    )
+
+
 def reach_ins(paths: list[Path]) -> list[tuple[Path, int, str]]:
     module_names = {p.stem for p in PACKAGE.rglob("*.py")} | {
         p.name for p in PACKAGE.rglob("*") if p.is_dir()
@@ -133,6 +152,9 @@ def reach_ins(paths: list[Path]) -> list[tuple[Path, int, str]]:
     hits: list[tuple[Path, int, str]] = []
     for path in paths:
         tree = ast.parse(path.read_text(), str(path))
+        # A module reference is a name the file imports. A local variable that merely shares a
+        # module's name (``session``, ``consumer``, ``connection``) is an object.
+        imported = _imported_names(tree)
         for node in ast.walk(tree):
             if not isinstance(node, ast.Attribute):
                 continue
@@ -142,10 +164,12 @@ def reach_ins(paths: list[Path]) -> list[tuple[Path, int, str]]:
             value = node.value
             if isinstance(value, ast.Name) and value.id in {"self", "cls"}:
                 continue
+            if _is_super_call(value):  # super()._x is the object's own attribute
+                continue
             if attr in module_names:  # a private module, not an object's attribute
                 continue
-            if isinstance(value, ast.Name) and value.id in module_names:
-                continue  # module-level private helper of a sibling module
+            if isinstance(value, ast.Name) and value.id in imported:
+                continue  # module-level private helper of an imported module
             hits.append((path, node.lineno, ast.unparse(node)))
     return hits
 

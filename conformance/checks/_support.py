@@ -3,6 +3,7 @@ session on a fresh queue."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import Any
@@ -144,6 +145,27 @@ def wait_buffered(consumer: Any, count: int, timeout: float = 5.0) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+def wait_blocked_in_receive(thread: threading.Thread, timeout: float = 10.0) -> bool:
+    """Wait (a deadline poll) until ``thread`` is blocked inside a consumer's receive: its
+    stack holds a jmspy consumer frame with a ``threading`` wait on top. This is the state a
+    check about "a blocked receive" needs, observed rather than guessed with a sleep."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(thread.ident or -1)
+        names: list[tuple[str, str]] = []
+        while frame is not None:
+            names.append((frame.f_code.co_filename, frame.f_code.co_name))
+            frame = frame.f_back
+        in_consumer = any(f.endswith(("consumer.py", "context.py")) for f, _ in names)
+        waiting = any(f.endswith("threading.py") and n == "wait" for f, n in names)
+        if in_consumer and waiting:
+            return True
+        if not thread.is_alive():
+            return False
+        time.sleep(0.01)
+    return False
 
 
 def queue_session(ctx: CheckContext, *args: Any) -> tuple[Any, Any, Any]:

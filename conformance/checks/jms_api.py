@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from functools import partial
 from typing import Any
 
@@ -13,7 +12,7 @@ import jmspy
 from ..context import CheckContext
 from ..model import Verdict, passed
 from ..registry import check, fallback
-from ._support import Deliveries, queue_session, send_texts
+from ._support import Deliveries, queue_session, send_texts, wait_blocked_in_receive
 
 
 @check("JMS-1")
@@ -207,9 +206,10 @@ def jms11(ctx: CheckContext) -> Verdict:
         result.append(consumer.receive())
         finished.set()
 
-    threading.Thread(target=receiver, daemon=True, name="blocked-receive").start()
-    time.sleep(0.3)
-    ctx.expect(not finished.is_set(), result, "a receive still blocked", "before close")
+    thread = threading.Thread(target=receiver, daemon=True, name="blocked-receive")
+    thread.start()
+    blocked = wait_blocked_in_receive(thread)
+    ctx.expect(blocked and not finished.is_set(), result, "a receive blocked", "before close")
     connection.close()
     ctx.expect(finished.wait(5), "still blocked 5 s after close()", "receive() returned", "close")
     ctx.expect_equal(result, [None], "what the blocked receive returned")

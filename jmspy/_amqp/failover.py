@@ -21,6 +21,7 @@ Threads: one reconnect thread per interruption, never the engine thread; it ends
 connection is restored or failover gives up. The delay schedule is Qpid JMS's
 (:func:`jmspy.failover_options.reconnect_delay_ms`), driven by ``tenacity``.
 """
+# Shares underscore members with the other modules of one provider (see jmspy/_amqp/__init__.py).
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """What senders, receivers and the coordinator share: attach and detach handling, the way a
 link is re-created after a reconnect, and the attach-size check against the peer's max frame
 size."""
+# Shares underscore members with the other modules of one provider (see jmspy/_amqp/__init__.py).
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ The JMS layer (``jmspy.connection`` and friends) talks to this module only throu
 Their public methods may be called from any thread; everything that touches proton runs on
 the engine thread (methods whose names start with ``_on`` or ``_do``).
 """
+# Shares underscore members with the other modules of one provider (see jmspy/_amqp/__init__.py).
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ from proton import (
     symbol,
 )
 
-from .. import __version__
 from .._limits import MIN_REMOTE_IDLE_TIMEOUT_MS
+from .._version import __version__
 from ..errors import (
     IllegalStateException,
     JMSException,

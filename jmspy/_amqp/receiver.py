@@ -1,5 +1,6 @@
 """A consumer link: the credit window (prefetch), drains, and settlement of received
 deliveries with the outcome the JMS layer chose."""
+# Shares underscore members with the other modules of one provider (see jmspy/_amqp/__init__.py).
 
 from __future__ import annotations
 

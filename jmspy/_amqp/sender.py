@@ -1,5 +1,6 @@
 """A producer link: sends queued in an outbox, written as credit allows, kept until the peer
 settles them (and resent after a reconnect)."""
+# Shares underscore members with the other modules of one provider (see jmspy/_amqp/__init__.py).
 
 from __future__ import annotations
 

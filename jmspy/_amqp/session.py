@@ -1,5 +1,6 @@
 """An AMQP session: begins, creates the links of one JMS session, and begins again (with every
 link re-attached) after a failover reconnect."""
+# Shares underscore members with the other modules of one provider (see jmspy/_amqp/__init__.py).
 
 from __future__ import annotations
 

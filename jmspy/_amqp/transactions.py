@@ -1,5 +1,6 @@
 """The session's link to the broker's transaction coordinator (AMQP 1.0 part 4): declare and
 discharge, and what an outcome that never came back means (in doubt)."""
+# Shares underscore members with the other modules of one provider (see jmspy/_amqp/__init__.py).
 
 from __future__ import annotations
 

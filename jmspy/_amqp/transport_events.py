@@ -1,4 +1,5 @@
 """The engine handler of one transport of a connection that may fail over."""
+# Shares underscore members with the other modules of one provider (see jmspy/_amqp/__init__.py).
 
 from __future__ import annotations
 

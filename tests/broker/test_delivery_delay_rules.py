@@ -50,8 +50,11 @@ def test_dd7_delayed_message_not_received_before_delivery_time(
         assert received.getJMSDeliveryTime() == message.getJMSDeliveryTime()
         assert arrived >= message.getJMSDeliveryTime(), "delivered before JMSDeliveryTime"
         assert arrived - message.getJMSDeliveryTime() < LATENESS_TOLERANCE_MS
-    # The broker released them in delivery-time order.
-    assert sorted(arrivals, key=lambda k: arrivals[k][0]) == ["400", "800", "1200"]
+    # The broker released them in delivery-time order. That is the order of the delays only
+    # when the three sends take less than 400 ms together; on a busy machine they may not, so
+    # the expected order is taken from the JMSDeliveryTime each send stamped.
+    by_delivery_time = [m.getText() for m in sorted(sent, key=lambda m: m.getJMSDeliveryTime())]
+    assert sorted(arrivals, key=lambda k: arrivals[k][0]) == by_delivery_time
 
 
 def test_dd7_expiry_counts_from_send_and_can_pass_while_delayed(

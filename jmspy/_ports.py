@@ -1,0 +1,121 @@
+"""Handles the JMS objects lend the objects they create.
+
+A connection creates sessions; a session creates producers, consumers and browsers. The
+created object needs a few of its creator's services (is it closed, wake the dispatcher, the
+current transaction, ...). Rather than reading the creator's private attributes, it is handed
+one of these ports when it is made: a narrow, typed list of exactly what it may use, built by
+the creator from its own bound methods. A reader sees in one place what a child can do to its
+parent, and the child does not import the parent's class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import threading
+
+    from ._amqp.engine import Completion
+    from ._amqp.provider import AmqpReceiver, InboundDelivery
+    from ._provider import Provider, ProviderSession
+    from .connection import Connection
+    from .consumer import MessageConsumer
+    from .destination import Destination
+    from .errors import JMSException
+    from .producer import MessageProducer
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionPort:
+    """What a connection lends its sessions (and, through them, their consumers and
+    producers)."""
+
+    connection_id: str
+    check_closed: Callable[[], None]
+    # Whether the connection is started (stop() holds deliveries back).
+    started: Callable[[], bool]
+    wait_started: Callable[[Callable[[], float | None]], bool]
+    create_temporary: Callable[[str], Destination]
+    client_id_fixed: Callable[[], bool]
+    subscription_link_name: Callable[[str, bool, bool], tuple[str, bool]]
+    subscription_opened: Callable[[str], None]
+    subscription_closed: Callable[[Any], None]
+    active_subscriptions: Callable[[str], int]
+    session_opened: Callable[[Any, SessionHooks], None]
+    session_closed: Callable[[Any], None]
+    notify_exception_listener: Callable[[JMSException], None]
+    on_async_send_failure: Callable[[JMSException], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPort:
+    """What a session lends its producers, consumers and browsers."""
+
+    connection: Connection
+    connection_port: ConnectionPort
+    amqp_connection: Provider
+    amqp: ProviderSession
+    session_id: str
+    mode: int
+    check_closed: Callable[[], None]
+    # Listener dispatch (one thread per session).
+    ensure_dispatcher: Callable[[], None]
+    signal_ready: Callable[..., None]
+    has_listener: Callable[[], bool]
+    wait_for_listener: Callable[[], None]
+    # Marks the message a listener is handling (recover() inside onMessage redelivers it);
+    # ``end_listener_delivery`` returns whether recover() asked for that.
+    begin_listener_delivery: Callable[[InboundDelivery], None]
+    end_listener_delivery: Callable[[], None]
+    take_recover_request: Callable[[], bool]
+    # Acknowledgement and transactions.
+    track_unacked: Callable[[InboundDelivery], None]
+    acknowledge: Callable[[], None]
+    forget_unacked: Callable[[MessageConsumer], list[InboundDelivery]]
+    txn_for_work: Callable[[], tuple[bytes, int]]
+    on_txn_failure: Callable[..., None]
+    # Asynchronous sends (CompletionListener).
+    track_async_send: Callable[[MessageProducer, Completion[None], Any, Any], None]
+    check_not_completion_thread: Callable[[str], None]
+    wait_completions: Callable[..., Any]
+    # Bookkeeping when a child closes.
+    consumer_opened: Callable[[MessageConsumer, ConsumerHooks], None]
+    consumer_closed: Callable[[MessageConsumer], None]
+    producer_closed: Callable[[MessageProducer], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHooks:
+    """The other direction: what a connection may do to one of its sessions (the session
+    registers them through ``ConnectionPort.session_opened``)."""
+
+    on_connection_failed: Callable[[JMSException], None]
+    on_connection_started: Callable[[], None]
+    wait_for_listener: Callable[[], None]
+    is_dispatch_thread: Callable[[threading.Thread], bool]
+    is_completion_thread: Callable[[threading.Thread], bool]
+    # Whether an open consumer of the session reads from the destination (a temporary
+    # destination cannot be deleted then).
+    consumes_from: Callable[[Destination], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerHooks:
+    """What a session may do to one of its consumers (registered through
+    ``SessionPort.consumer_opened``)."""
+
+    receiver: AmqpReceiver
+    destination: Destination
+    is_open: Callable[[], bool]
+    has_listener: Callable[[], bool]
+    has_batch_listener: Callable[[], bool]
+    dispatch_one: Callable[[], None]
+    # Returns when the next partial batch is due, or None.
+    dispatch_batch: Callable[[], float | None]
+    on_connection_started: Callable[[], None]
+    on_link_closed: Callable[[JMSException], None]
+    redeliver_locally: Callable[[list[InboundDelivery]], None]
+    release_prefetch: Callable[[], None]
+    close_internal: Callable[[], None]
