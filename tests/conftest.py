@@ -268,6 +268,28 @@ def rabbitmq(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
         yield info
 
 
+@pytest.fixture(scope="session")
+def qpid_broker_j() -> Iterator[BrokerInfo]:
+    """Apache Qpid Broker-J: the broker at ``JMSPY_QPID_BROKER_J_URL`` (``..._USER`` /
+    ``..._PASSWORD``, default admin/admin) when set, else a local Broker-J 9.2.1 fetched from
+    Maven Central and configured by jmspy.conformance.brokers.qpid_broker_j (PLAIN allowed over
+    TCP, auto-created queues with maximumDeliveryAttempts and the dead-letter queue ``DLQ``),
+    started on first use and shared by the session. A failed start is an ERROR."""
+    url = os.environ.get("JMSPY_QPID_BROKER_J_URL", "").strip()
+    if url:
+        yield BrokerInfo(
+            url=url,
+            username=os.environ.get("JMSPY_QPID_BROKER_J_USER", "admin"),
+            password=os.environ.get("JMSPY_QPID_BROKER_J_PASSWORD", "admin"),
+            kind="qpid-broker-j",
+            version=os.environ.get("JMSPY_QPID_BROKER_J_VERSION", "unknown version"),
+            source="external",
+        )
+        return
+    with _started("qpid-broker-j") as info:
+        yield info
+
+
 @contextlib.contextmanager
 def _started(spec: str, **options: Any) -> Iterator[BrokerInfo]:
     """Start a broker for the session the way the conformance suite starts it (see

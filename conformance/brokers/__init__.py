@@ -3,7 +3,9 @@
 ``provision("artemis")`` returns a started :class:`ArtemisBroker` (Apache Artemis fetched
 from Maven Central and run as a local Java process); ``provision("rabbitmq")`` a started
 :class:`RabbitMQBroker` (a private node of the distribution's ``rabbitmq-server`` package
-with the AMQP 1.0 plugin). The ``jmspy-broker`` command does the same from a shell.
+with the AMQP 1.0 plugin); ``provision("qpid-broker-j")`` a started :class:`QpidBrokerJ`
+(Apache Qpid Broker-J from Maven Central, a local Java process). The ``jmspy-broker``
+command does the same from a shell.
 :mod:`.container` offers the Docker/Testcontainers alternative for Artemis.
 """
 
@@ -13,6 +15,7 @@ from typing import Any, Literal, overload
 
 from .artemis import ArtemisBroker, ArtemisDistribution, ensure_distribution
 from .base import Broker, BrokerProvisioningError, cache_dir
+from .qpid_broker_j import QpidBrokerJ
 from .rabbitmq import QueueSpec, RabbitMQBroker, RabbitMQInstallation, ensure_installation
 
 __all__ = [
@@ -21,6 +24,7 @@ __all__ = [
     "ArtemisDistribution",
     "Broker",
     "BrokerProvisioningError",
+    "QpidBrokerJ",
     "QueueSpec",
     "RabbitMQBroker",
     "RabbitMQInstallation",
@@ -30,7 +34,7 @@ __all__ = [
     "provision",
 ]
 
-SUPPORTED_KINDS: tuple[str, ...] = ("artemis", "rabbitmq")
+SUPPORTED_KINDS: tuple[str, ...] = ("artemis", "rabbitmq", "qpid-broker-j")
 
 
 @overload
@@ -43,11 +47,15 @@ def provision(
 ) -> RabbitMQBroker: ...
 @overload
 def provision(
-    kind: str, *, timeout: float = 60.0, **options: Any
-) -> ArtemisBroker | RabbitMQBroker: ...
+    kind: Literal["qpid-broker-j"], *, timeout: float = 60.0, **options: Any
+) -> QpidBrokerJ: ...
+@overload
 def provision(
     kind: str, *, timeout: float = 60.0, **options: Any
-) -> ArtemisBroker | RabbitMQBroker:
+) -> ArtemisBroker | RabbitMQBroker | QpidBrokerJ: ...
+def provision(
+    kind: str, *, timeout: float = 60.0, **options: Any
+) -> ArtemisBroker | RabbitMQBroker | QpidBrokerJ:
     """Fetch if needed, create and start a broker of ``kind``; the caller stops it.
 
     ``options`` go to the broker's constructor (``port=``, ``broker_properties=`` for
@@ -55,11 +63,13 @@ def provision(
     missing package is a :class:`BrokerProvisioningError` naming the fix.
     """
     normalized = kind.strip().lower()
-    broker: ArtemisBroker | RabbitMQBroker
+    broker: ArtemisBroker | RabbitMQBroker | QpidBrokerJ
     if normalized == "artemis":
         broker = ArtemisBroker(**options)
     elif normalized == "rabbitmq":
         broker = RabbitMQBroker(**options)
+    elif normalized == "qpid-broker-j":
+        broker = QpidBrokerJ(**options)
     else:
         raise BrokerProvisioningError(
             f"unknown broker kind {kind!r}; supported: {', '.join(SUPPORTED_KINDS)}"

@@ -6,6 +6,7 @@
 
     jmspy-broker fetch rabbitmq             # check (as root: apt-get install) rabbitmq-server
     eval "$(jmspy-broker start rabbitmq)"   # exports JMSPY_RABBITMQ_URL/_USER/_PASSWORD
+    eval "$(jmspy-broker start qpid-broker-j)"  # exports JMSPY_QPID_BROKER_J_URL/_USER/_PASSWORD
 
 Started brokers are recorded in ``<cache>/brokers.json`` so ``stop`` and ``status`` can find
 them from another process. Human-readable progress goes to stderr; stdout carries only
@@ -31,6 +32,8 @@ from . import SUPPORTED_KINDS
 from ._process import process_group_alive, stop_process_group
 from .artemis import ArtemisBroker, ensure_distribution
 from .base import BrokerProvisioningError, cache_dir, file_lock
+from .qpid_broker_j import QpidBrokerJ
+from .qpid_broker_j import ensure_distribution as ensure_qpid_broker_j
 from .rabbitmq import QueueSpec, RabbitMQBroker, ensure_installation
 
 __all__ = ["main"]
@@ -79,6 +82,8 @@ def _is_alive(record: dict[str, Any]) -> bool:
             return False
         if rabbit:
             marker = f"RABBITMQ_MNESIA_BASE={record.get('instance_dir')}/mnesia".encode()
+        elif record.get("kind") == "qpid-broker-j":
+            marker = f"-DQPID_WORK={record.get('instance_dir')}".encode()
         else:
             marker = f"-Dartemis.instance={record.get('instance_dir')}".encode()
         return marker in data.split(b"\0")
@@ -95,6 +100,13 @@ def _env_lines(url: str, user: str, password: str, kind: str, plain: bool) -> li
             "JMSPY_RABBITMQ_URL": url,
             "JMSPY_RABBITMQ_USER": user,
             "JMSPY_RABBITMQ_PASSWORD": password,
+        }
+    elif kind == "qpid-broker-j":
+        # What the tests' ``qpid_broker_j`` fixture reads.
+        values = {
+            "JMSPY_QPID_BROKER_J_URL": url,
+            "JMSPY_QPID_BROKER_J_USER": user,
+            "JMSPY_QPID_BROKER_J_PASSWORD": password,
         }
     else:
         values = {
@@ -125,6 +137,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         _err(f"RabbitMQ {found.version} ready in {time.monotonic() - started:.1f}s ({found.home})")
         print(found.home)
         return 0
+    if kind == "qpid-broker-j":
+        qpid = ensure_qpid_broker_j(args.version, log=_err)
+        _err(f"Apache Qpid Broker-J {qpid.version} ready in {time.monotonic() - started:.1f}s")
+        print(qpid.home)
+        return 0
     versions = [args.version] if args.version else None
     dist = ensure_distribution(versions, log=_err)
     _err(f"Apache Artemis {dist.version} ready in {time.monotonic() - started:.1f}s")
@@ -145,7 +162,9 @@ def _parse_queue(text: str) -> QueueSpec:
     return QueueSpec(name, parsed)
 
 
-def _make_broker(args: argparse.Namespace, kind: str) -> ArtemisBroker | RabbitMQBroker:
+def _make_broker(
+    args: argparse.Namespace, kind: str
+) -> ArtemisBroker | RabbitMQBroker | QpidBrokerJ:
     if kind == "rabbitmq":
         artemis_only = [
             flag
@@ -168,6 +187,18 @@ def _make_broker(args: argparse.Namespace, kind: str) -> ArtemisBroker | RabbitM
         )
     if args.queue:
         raise BrokerProvisioningError("--queue: RabbitMQ option only")
+    if kind == "qpid-broker-j":
+        if args.property:
+            raise BrokerProvisioningError("--property: Artemis option only")
+        return QpidBrokerJ(
+            port=args.port,
+            username=args.user,
+            password=args.password,
+            work_dir=args.instance_dir,
+            java_memory=args.java_memory.lower(),
+            version=args.version,
+            log=_err,
+        )
     return ArtemisBroker(
         port=args.port,
         username=args.user,
@@ -189,7 +220,9 @@ def cmd_start(args: argparse.Namespace) -> int:
         broker.stop()
         raise
     directory = broker.base_dir if isinstance(broker, RabbitMQBroker) else broker.instance_dir
-    product = "RabbitMQ" if kind == "rabbitmq" else "Apache Artemis"
+    product = {"rabbitmq": "RabbitMQ", "qpid-broker-j": "Apache Qpid Broker-J"}.get(
+        kind, "Apache Artemis"
+    )
     record = {
         "kind": broker.kind,
         "version": broker.version,
@@ -222,7 +255,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     return _run_foreground(broker)
 
 
-def _run_foreground(broker: ArtemisBroker | RabbitMQBroker) -> int:
+def _run_foreground(broker: ArtemisBroker | RabbitMQBroker | QpidBrokerJ) -> int:
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
@@ -301,10 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     fetch = sub.add_parser(
         "fetch",
-        help="artemis: download and unpack (warms the cache); rabbitmq: check the installed "
-        "rabbitmq-server package, installing it with apt-get when root",
+        help="artemis, qpid-broker-j: download and unpack (warms the cache); rabbitmq: check "
+        "the installed rabbitmq-server package, installing it with apt-get when root",
     )
-    fetch.add_argument("kind", help="broker kind: artemis or rabbitmq")
+    fetch.add_argument("kind", help="broker kind: artemis, rabbitmq or qpid-broker-j")
     fetch.add_argument("--version", help="exact release instead of the newest candidate")
     fetch.add_argument(
         "--no-install",
@@ -314,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.set_defaults(func=cmd_fetch)
 
     start = sub.add_parser("start", help="start a broker and print its connection variables")
-    start.add_argument("kind", help="broker kind: artemis or rabbitmq")
+    start.add_argument("kind", help="broker kind: artemis, rabbitmq or qpid-broker-j")
     start.add_argument("--port", type=int, help="AMQP port (default: a free one)")
     mode = start.add_mutually_exclusive_group()
     mode.add_argument(
