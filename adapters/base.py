@@ -52,6 +52,14 @@ class BrokerProfile(BaseModel):
     # Whether failed deliveries are redelivered by the client itself (held for the policy's
     # delay, counted locally) because the broker neither delays nor reliably counts them.
     client_redelivery: bool = False
+    # Where the broker puts no limit (and no delay) on redelivering to AMQP consumers, the
+    # client policy jmspy applies when the application sets none, so that a message that
+    # always fails cannot loop: at most this many delivery attempts (first included), this
+    # many ms between them, then the dead-letter outcome. None: the broker limits itself.
+    default_max_delivery_attempts: int | None = None
+    default_redelivery_delay: int = 0
+    # Where the broker keeps dead letters (a queue name), when it is one fixed queue.
+    dead_letter_queue: str | None = None
     # Whether the broker understands the modified outcome. RabbitMQ 3.x ends the session on
     # one, so failed deliveries are released and undeliverable ones rejected instead.
     modified_outcome: bool = True

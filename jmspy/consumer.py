@@ -123,6 +123,7 @@ class MessageConsumer(BatchDelivery):
         self._default_policy = options.redelivery_policy()
         if destination.options.redelivery is not None:
             self._default_policy = destination.options.redelivery
+        self._default_policy = _bounded(self._default_policy, self._connection.adapter)
         self._policy = self._default_policy
         kind = "topic" if isinstance(destination, Topic) else "queue"
         if subscription is not None and subscription.durable:
@@ -312,7 +313,9 @@ class MessageConsumer(BatchDelivery):
         """jmspy extension: this consumer's redelivery policy (None: the destination's or the
         factory's)."""
         self._check_closed()
-        self._policy = policy or self._default_policy
+        self._policy = (
+            _bounded(policy, self._connection.adapter) if policy else self._default_policy
+        )
 
     def getRedeliveryPolicy(self) -> RedeliveryPolicy:
         return self._policy
@@ -693,6 +696,20 @@ class MessageConsumer(BatchDelivery):
             if message is None:
                 return
             yield message
+
+
+def _bounded(policy: RedeliveryPolicy, adapter: Any) -> RedeliveryPolicy:
+    """``policy`` with the adapter's default attempt limit and delay where the application set
+    none and the broker applies none of its own (ActiveMQ Classic redelivers to an AMQP
+    consumer at once and forever): a message that always fails then ends in the dead-letter
+    outcome instead of looping. An explicit -1 (unlimited) is the application's choice."""
+    attempts = getattr(adapter, "default_max_delivery_attempts", None)
+    if attempts is None or policy.max_delivery_attempts is not None:
+        return policy
+    values: dict[str, Any] = {"max_delivery_attempts": attempts}
+    if "redelivery_delay" not in policy.model_fields_set:
+        values["redelivery_delay"] = adapter.default_redelivery_delay
+    return policy.model_copy(update=values)
 
 
 def _mark_redelivered(message: Message) -> None:

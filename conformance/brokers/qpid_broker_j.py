@@ -18,7 +18,8 @@ fresh work directory (``QPID_WORK``) and an initial configuration written by
   auto-creation policy that creates any other name (not containing ``/`` and not under
   ``jmspy.noauto.``) as a durable queue on publish and on consume, with
   ``holdOnPublishEnabled`` (needed for delayed delivery), ``maximumDeliveryAttempts``
-  (:data:`MAX_DELIVERY_ATTEMPTS` by default) and the alternate binding ``DLQ``. Topics use
+  (:data:`MAX_DELIVERY_ATTEMPTS` by default; 2 for names under ``jmspy.rd.limit2.``, see
+  jmspy.conformance.settings) and the alternate binding ``DLQ``. Topics use
   the ``amq.topic`` exchange (``amq.topic/<name>`` addresses; the adapter's topic prefix).
 
 Readiness is the operational log line ``BRK-1004`` (Qpid Broker Ready) plus the AMQP port
@@ -39,6 +40,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, Self, Unpack
 
+from ..settings import NO_AUTO_CREATE_PREFIX, RD_LIMIT_PREFIX
 from . import artemis as _maven
 from ._process import (
     PORT_TAKEN,
@@ -73,8 +75,6 @@ DLQ = "DLQ"
 MAX_DELIVERY_ATTEMPTS = 5
 #: The second user, for SCRAM tests (the Plain provider answers SCRAM for every user).
 SCRAM_USER = ("scram", "scram")
-#: Names the auto-creation policy leaves alone, so a send there is refused (amqp:not-found).
-NO_AUTO_CREATE_PREFIX = "jmspy.noauto."
 
 READY_ID = "BRK-1004"  # Qpid Broker Ready
 #: Environment the launch script reads that would override what is configured here.
@@ -254,6 +254,15 @@ def initial_config(
     virtual_host = {
         "type": "DERBY",
         "nodeAutoCreationPolicies": [
+            {
+                # The conformance suite's queues whose limit matches a client limit of 2
+                # (rules RD-9, RD-10); the first matching policy applies.
+                "pattern": f"{re.escape(RD_LIMIT_PREFIX)}[^/]+",
+                "createdOnPublish": True,
+                "createdOnConsume": True,
+                "nodeType": "Queue",
+                "attributes": {**queue_attributes, "maximumDeliveryAttempts": 2},
+            },
             {
                 # Java regex, matched against the whole name: no '/' (exchange/key
                 # addresses such as amq.topic/news) and not under jmspy.noauto.
