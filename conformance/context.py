@@ -25,7 +25,7 @@ import jmspy
 
 from .model import CapabilityReport, CheckFailure, Verdict, deviation, passed
 from .raw import RawClient, RawMessage, parse_sections, payload_from_trace
-from .settings import NO_AUTO_CREATE_PREFIX, RD_LIMIT_PREFIX
+from .settings import NO_AUTO_CREATE_PREFIX, RD_LIMIT2_PREFIX, RD_LIMIT3_PREFIX
 
 __all__ = ["CAPABILITIES", "CheckContext", "Target", "probe_capabilities"]
 
@@ -207,7 +207,8 @@ def _mark_broker_j_dead_letters(target: Target, mark: Callable[[str, bool, str],
             "dead-letter-queue",
             True,
             "Broker-J started by the suite: every queue's alternate binding is DLQ, and "
-            f"{RD_LIMIT_PREFIX}* queues have maximumDeliveryAttempts 2",
+            f"{RD_LIMIT2_PREFIX}* and {RD_LIMIT3_PREFIX}* queues have maximumDeliveryAttempts "
+            "2 and 3",
         )
     else:
         mark(

@@ -322,6 +322,7 @@ class RawClient:
             return ()
         data.rewind()
         value = data.get_object() if data.next() else None
+        value = getattr(value, "elements", value)  # an AMQP array of symbols
         items = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
         return tuple(str(item) for item in items)
 

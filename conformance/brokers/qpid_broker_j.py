@@ -18,9 +18,10 @@ fresh work directory (``QPID_WORK``) and an initial configuration written by
   auto-creation policy that creates any other name (not containing ``/`` and not under
   ``jmspy.noauto.``) as a durable queue on publish and on consume, with
   ``holdOnPublishEnabled`` (needed for delayed delivery), ``maximumDeliveryAttempts``
-  (:data:`MAX_DELIVERY_ATTEMPTS` by default; 2 for names under ``jmspy.rd.limit2.``, see
-  jmspy.conformance.settings) and the alternate binding ``DLQ``. Topics use
-  the ``amq.topic`` exchange (``amq.topic/<name>`` addresses; the adapter's topic prefix).
+  (:data:`MAX_DELIVERY_ATTEMPTS` by default; 2 and 3 under ``jmspy.rd.limit2.`` and
+  ``jmspy.rd.limit3.``, see jmspy.conformance.settings) and the alternate binding ``DLQ``.
+  Topics use the ``amq.topic`` exchange (``amq.topic/<name>`` addresses; the adapter's topic
+  prefix).
 
 Readiness is the operational log line ``BRK-1004`` (Qpid Broker Ready) plus the AMQP port
 accepting. ``qpid-server`` ``exec``s the JVM, so the process group is the broker's.
@@ -40,7 +41,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, Self, Unpack
 
-from ..settings import NO_AUTO_CREATE_PREFIX, RD_LIMIT_PREFIX
+from ..settings import NO_AUTO_CREATE_PREFIX, RD_LIMIT2_PREFIX, RD_LIMIT3_PREFIX
 from . import artemis as _maven
 from ._process import (
     PORT_TAKEN,
@@ -254,15 +255,18 @@ def initial_config(
     virtual_host = {
         "type": "DERBY",
         "nodeAutoCreationPolicies": [
-            {
-                # The conformance suite's queues whose limit matches a client limit of 2
-                # (rules RD-9, RD-10); the first matching policy applies.
-                "pattern": f"{re.escape(RD_LIMIT_PREFIX)}[^/]+",
-                "createdOnPublish": True,
-                "createdOnConsume": True,
-                "nodeType": "Queue",
-                "attributes": {**queue_attributes, "maximumDeliveryAttempts": 2},
-            },
+            # The conformance suite's queues whose limit matches a client limit (rules RD-9,
+            # RD-10); the first matching policy applies.
+            *(
+                {
+                    "pattern": f"{re.escape(prefix)}[^/]+",
+                    "createdOnPublish": True,
+                    "createdOnConsume": True,
+                    "nodeType": "Queue",
+                    "attributes": {**queue_attributes, "maximumDeliveryAttempts": limit},
+                }
+                for prefix, limit in ((RD_LIMIT2_PREFIX, 2), (RD_LIMIT3_PREFIX, 3))
+            ),
             {
                 # Java regex, matched against the whole name: no '/' (exchange/key
                 # addresses such as amq.topic/news) and not under jmspy.noauto.
@@ -271,7 +275,7 @@ def initial_config(
                 "createdOnConsume": True,
                 "nodeType": "Queue",
                 "attributes": queue_attributes,
-            }
+            },
         ],
         "queues": [{"name": DLQ, "durable": True}],
     }
@@ -437,6 +441,34 @@ class QpidBrokerJ(LocalBroker[QpidBrokerJDistribution]):
         with urllib.request.urlopen(request, timeout=30) as response:
             text = response.read().decode() or "null"
         return json.loads(text)
+
+    def add_secure_only_port(self, username: str = "strict", password: str = "strict") -> str:
+        """Open another AMQP port (at run time, through the REST API) whose authentication
+        provider keeps Broker-J's default: PLAIN only over TLS, so over plain TCP the server
+        offers CRAM-MD5, SCRAM-SHA-1 and SCRAM-SHA-256. Returns its URL; ``username`` /
+        ``password`` is a user of that provider."""
+        provider = f"strict-{free_port(self._host)}"
+        self.management("POST", "authenticationprovider", {"name": provider, "type": "Plain"})
+        self.management("POST", f"user/{provider}", {"name": username, "password": password})
+        port = free_port(self._host)
+        self.management(
+            "POST",
+            "port",
+            {
+                "name": provider.upper(),
+                "type": "AMQP",
+                "port": port,
+                "bindingAddress": self._host,
+                "protocols": ["AMQP_1_0"],
+                "authenticationProvider": provider,
+            },
+        )
+        return f"amqp://{self._host}:{port}"
+
+    def create_queue(self, name: str, **attributes: Any) -> None:
+        """Create a durable queue with Broker-J queue ``attributes`` (e.g.
+        ``maximumDeliveryAttempts=0`` for a queue without a limit) through the REST API."""
+        self.management("POST", "queue/default/default", {"name": name, **attributes})
 
     def queue_depth(self, name: str) -> int:
         """Messages on queue ``name`` of the default virtual host (REST statistics)."""
