@@ -58,6 +58,9 @@ print('proton', '.'.join(map(str, proton.VERSION)), 'TLS: yes,',
 step "warm the Artemis cache"
 jmspy-broker fetch artemis
 
+step "warm the Qpid Broker-J cache"
+jmspy-broker fetch qpid-broker-j
+
 step "RabbitMQ (the rabbitmq-server package)"
 # As root a missing package is installed with apt-get with service starts denied, and the
 # distribution's service is stopped and disabled afterwards: jmspy starts its own nodes on free
