@@ -162,6 +162,9 @@ def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]
             target.address_settings,
             "started by the suite with the jmspy.rd.* address settings"
             if target.address_settings
+            else f"adapter {profile.name}: the broker has no redelivery delay settings (it "
+            "redelivers at once; a delay is the client policy's)"
+            if not profile.broker_redelivery_delay
             else "the suite did not start this broker, so its address settings are unknown",
         )
         if is_artemis:
