@@ -215,3 +215,36 @@ def test_refused_plain_names_the_offered_mechanisms_and_scram_works(qpid_broker_
         url, "strict-user", "strict-pass", connect_timeout=15000
     ).createConnection() as scram:
         assert scram.getMetaData().getAdapter() == "qpid_broker_j"
+
+
+# Two Broker-J starts of its own: 15-20 s each on an idle machine, a minute under load.
+@pytest.mark.timeout(600)
+def test_kill_and_restart_keep_a_persistent_message() -> None:
+    """kill() is a crash (SIGKILL, work directory kept); restart() brings the broker back on
+    the same port and store, and a persistent message sent before the crash is still there."""
+    from jmspy.conformance.brokers.qpid_broker_j import QpidBrokerJ
+
+    broker = QpidBrokerJ()
+    try:
+        broker.start()
+        factory = jmspy.ConnectionFactory(
+            broker.url, broker.username, broker.password, connect_timeout=15000
+        )
+        name = _name("crash")
+        with factory.createConnection() as connection:
+            session = connection.createSession()
+            session.createProducer(session.createQueue(name)).send(
+                session.createTextMessage("survives")
+            )
+        port = broker.port
+        broker.kill()
+        assert not broker.running
+        broker.restart()
+        assert broker.port == port
+        with factory.createConnection() as connection:
+            connection.start()
+            session = connection.createSession()
+            message = session.createConsumer(session.createQueue(name)).receive(30000)
+            assert message is not None and message.getText() == "survives"
+    finally:
+        broker.stop()
