@@ -11,6 +11,8 @@ fresh work directory (``QPID_WORK``) and an initial configuration written by
   empty, so PLAIN is allowed over plain TCP (the built-in default allows it only over TLS and
   a PLAIN login then fails at SASL) unless ``plain_over_tcp=False``; SCRAM-SHA-256 and
   SCRAM-SHA-1 work either way;
+* ``virtualhost.housekeepingCheckPeriod`` 250 ms (default 30 s): held (delayed) messages are
+  released at that check, so with the default they come up to 30 s late;
 * one AMQP port, AMQP 1.0 only, bound to 127.0.0.1 on a free port; the HTTP management port
   (REST API, basic authentication) on another free local port;
 * virtual host ``default``: a DERBY store (the Memory store refuses persistent messages:
@@ -77,6 +79,9 @@ DLQ = "DLQ"
 MAX_DELIVERY_ATTEMPTS = 5
 #: The second user, for SCRAM tests (the Plain provider answers SCRAM for every user).
 SCRAM_USER = ("scram", "scram")
+
+#: virtualhost.housekeepingCheckPeriod of the provisioned broker (Broker-J's default: 30000).
+HOUSEKEEPING_PERIOD_MS = 250
 
 READY_ID = "BRK-1004"  # Qpid Broker Ready
 #: The message store's recovery is complete. Broker-J recovers queue entries asynchronously and
@@ -312,6 +317,11 @@ def initial_config(
     return {
         "name": "jmspy",
         "modelVersion": "8.0",
+        # Held (delayed) messages are released by the virtual host's housekeeping check, every
+        # 30 s by default: a delayed message then comes up to 30 s late (8-30 s measured) and
+        # one with a shorter time to live expires unseen. Broker-J's own delivery-delay tests
+        # shorten the period the same way.
+        "context": {"virtualhost.housekeepingCheckPeriod": str(HOUSEKEEPING_PERIOD_MS)},
         "authenticationproviders": [provider],
         "brokerloggers": [{"name": "console", "type": "Console", "brokerloginclusionrules": rules}],
         "ports": [

@@ -22,6 +22,10 @@ from jmspy.redelivery import RedeliveryPolicy
 
 EARLY_MS = 50
 
+# The session's Broker-J start (set-up of the first test here) takes up to a minute under load,
+# and held messages come 8-30 s late: more than the default 120 s per test.
+pytestmark = pytest.mark.timeout(300)
+
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
