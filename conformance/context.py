@@ -231,7 +231,11 @@ def _link_offers_delay(target: Target, profile: BrokerProfile, offered: Sequence
     if profile.delay_supported is False:
         return ""
     address = f"{profile.queue_prefix}jmspy.cf.probe.delay.{uuid.uuid4().hex[:8]}"
-    client = RawClient(target.url, target.username, target.password)
+    try:
+        # A bare client (PLAIN): a broker that refuses it simply shows no link capability.
+        client = RawClient(target.url, target.username, target.password)
+    except Exception:
+        return ""
     try:
         capabilities = client.target_capabilities(address)
     except Exception:
