@@ -32,9 +32,22 @@ PROFILE = BrokerProfile(
     "subscriptions or transactions.",
 )
 
+# Written from RabbitMQ's documentation and NOT verified on a broker (no 4.x broker can be
+# provisioned by the project yet):
+# - AMQP 1.0 is a core protocol from 4.0 (release notes 4.0.1, "AMQP 1.0 is now a core
+#   protocol"); addresses v2 are /queues/:queue and /exchanges/:exchange/:routing-key
+#   (https://www.rabbitmq.com/docs/amqp#addresses).
+# - The modified outcome is understood: undeliverable-here=false requeues, =true dead-letters
+#   (or drops without a dead-letter target), on classic and quorum queues
+#   (https://www.rabbitmq.com/docs/amqp#outcomes); so modified_outcome stays True.
+# - drain is answered, with a lone flow frame when the queue is empty
+#   (https://www.rabbitmq.com/blog/2024/09/02/amqp-flow-control, "Drain"); so drain stays True.
+# - Quorum queues have a default delivery limit of 20 since 4.0: a message redelivered 20 times
+#   is dead-lettered or dropped (release notes 4.0.1, "Quorum Queues Now Have a Default
+#   Redelivery Limit"); classic queues have none, so the client still counts (client_redelivery).
 PROFILE_4X = BrokerProfile(
     name="rabbitmq4",
-    title="RabbitMQ 4.x (native AMQP 1.0)",
+    title="RabbitMQ 4.x (native AMQP 1.0; profile not verified on a broker)",
     products=(),
     expected_capabilities=frozenset({"ANONYMOUS-RELAY", "LINK_PAIR_V1_0"}),
     delay_form="unsupported",
@@ -47,6 +60,10 @@ PROFILE_4X = BrokerProfile(
     client_redelivery=True,
     queue_prefix="/queues/",
     topic_prefix="/exchanges/amq.topic/",
-    notes="Addresses /queues/:q and /exchanges/:x/:rk; no delay on publish in open source 4.x; "
-    "delivery-count grows on rejected and modified(delivery-failed).",
+    modified_outcome=True,
+    drain=True,
+    notes="Not verified on a broker (from RabbitMQ's documentation). Addresses /queues/:q and "
+    "/exchanges/:x/:rk; no delay on publish in open source 4.x; modified requeues "
+    "(undeliverable-here dead-letters) and drain is answered; quorum queues stop at 20 "
+    "deliveries by default since 4.0 (dead-lettered or dropped).",
 )

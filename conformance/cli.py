@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--broker",
         action="append",
         metavar="KIND",
-        help="provision and run against: artemis, rabbitmq, activemq, container[:IMAGE] "
+        help="provision and run against: artemis, rabbitmq, activemq, qpid-broker-j, "
+        "container[:IMAGE] "
         "(Artemis in Docker via testcontainers); repeat or comma-separate for a matrix",
     )
     target.add_argument("--url", help="an already running broker, e.g. amqp://host:5672")
@@ -247,7 +248,10 @@ def _describe(target: Target) -> str:
     except Exception:
         return target.label  # unreachable: run_target reports why
     product = str(facts.get("product") or "external")
-    name = {"apache-activemq-artemis": "artemis"}.get(product, product.lower())
+    name = {
+        "apache-activemq-artemis": "artemis",
+        "Apache Qpid Broker-J Core": "qpid-broker-j",
+    }.get(product, product.lower())
     return f"{name} {facts.get('version') or ''}".strip()
 
 

@@ -18,13 +18,14 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from jmspy.adapters import PROFILES, BrokerProfile, detect_profile
+from jmspy.adapters.base import DELAYED_DELIVERY
 from pydantic import BaseModel, Field
 
 import jmspy
 
 from .model import CapabilityReport, CheckFailure, Verdict, deviation, passed
 from .raw import RawClient, RawMessage, parse_sections, payload_from_trace
-from .settings import DEAD_LETTER_QUEUE, NO_AUTO_CREATE_PREFIX
+from .settings import DEAD_LETTER_QUEUE, NO_AUTO_CREATE_PREFIX, RD_LIMIT2_PREFIX, RD_LIMIT3_PREFIX
 
 __all__ = ["CAPABILITIES", "CheckContext", "Target", "probe_capabilities"]
 
@@ -101,6 +102,7 @@ def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]
         def mark(name: str, present: bool, why: str) -> None:
             (report.present if present else report.missing)[name] = why
 
+        on_link = _link_offers_delay(target, profile, offered)
         if profile.supports_delayed_delivery(offered):
             why = (
                 "DELAYED_DELIVERY offered on the connection"
@@ -108,6 +110,8 @@ def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]
                 else f"adapter {profile.name} says the broker delays delivery"
             )
             mark("DELAYED_DELIVERY", True, why)
+        elif on_link:
+            mark("DELAYED_DELIVERY", True, on_link)
         else:
             why = (
                 f"adapter {profile.name} says the broker has no delayed delivery"
@@ -158,21 +162,31 @@ def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]
             target.address_settings,
             "started by the suite with the jmspy.rd.* address settings"
             if target.address_settings
-            else f"{target.kind} has no per-address redelivery delay or attempt limit for AMQP "
-            "consumers (adapter "
-            f"{profile.name}: jmspy's client policy applies instead)"
-            if profile.default_max_delivery_attempts is not None
+            else f"adapter {profile.name}: the broker has no redelivery delay settings for AMQP "
+            "consumers (it redelivers at once; a delay or limit is jmspy's client policy's)"
+            if not profile.broker_redelivery_delay
             else "the suite did not start this broker, so its address settings are unknown",
         )
-        mark(
-            "dead-letter-queue",
-            is_artemis or profile.dead_letter_queue is not None,
-            "Artemis: rejected and exhausted messages go to DLQ (default address settings)"
-            if is_artemis
-            else f"adapter {profile.name}: rejected messages go to {profile.dead_letter_queue}"
-            if profile.dead_letter_queue
-            else "the suite does not know where this broker keeps dead letters",
-        )
+        if is_artemis:
+            mark(
+                "dead-letter-queue",
+                True,
+                "Artemis: rejected and exhausted messages go to DLQ (default address settings)",
+            )
+        elif profile.name == "qpid_broker_j":
+            _mark_broker_j_dead_letters(target, mark)
+        elif profile.dead_letter_queue is not None:
+            mark(
+                "dead-letter-queue",
+                True,
+                f"adapter {profile.name}: rejected messages go to {profile.dead_letter_queue}",
+            )
+        else:
+            mark(
+                "dead-letter-queue",
+                False,
+                "the suite does not know where this broker keeps dead letters",
+            )
         mark(
             "sole-connection-for-container",
             "sole-connection-for-container" in offered,
@@ -191,6 +205,55 @@ def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]
         except jmspy.JMSException as exc:
             mark("refused-destination", False, f"probing {probe} failed: {exc}")
     return report, facts
+
+
+def _mark_broker_j_dead_letters(target: Target, mark: Callable[[str, bool, str], None]) -> None:
+    """Broker-J moves a message to its queue's alternate binding only when the queue's
+    maximumDeliveryAttempts is reached (no outcome dead-letters by itself); the suite knows
+    both only for the Broker-J it configured (jmspy.conformance.brokers.qpid_broker_j)."""
+    if target.kind == "qpid-broker-j" and target.source == "provisioned":
+        mark(
+            "dead-letter-queue",
+            True,
+            "Broker-J started by the suite: every queue's alternate binding is DLQ, and "
+            f"{RD_LIMIT2_PREFIX}* and {RD_LIMIT3_PREFIX}* queues have maximumDeliveryAttempts "
+            "2 and 3",
+        )
+    else:
+        mark(
+            "dead-letter-queue",
+            False,
+            "Broker-J dead-letters only at each queue's maximumDeliveryAttempts, into the "
+            "queue's alternate binding; the suite did not configure this broker's queues",
+        )
+
+
+def _link_offers_delay(target: Target, profile: BrokerProfile, offered: Sequence[str]) -> str:
+    """Why delayed delivery is there per sending link, or "" when it is not: some brokers
+    (Qpid Broker-J) offer DELAYED_DELIVERY in the target capabilities of each sending link's
+    attach instead of on the connection, and jmspy's producers look there (rule DD-1)."""
+    if DELAYED_DELIVERY in offered or profile.delay_form == "unsupported":
+        return ""
+    if profile.delay_supported is False:
+        return ""
+    address = f"{profile.queue_prefix}jmspy.cf.probe.delay.{uuid.uuid4().hex[:8]}"
+    try:
+        # A bare client (PLAIN): a broker that refuses it simply shows no link capability.
+        client = RawClient(target.url, target.username, target.password)
+    except Exception:
+        return ""
+    try:
+        capabilities = client.target_capabilities(address)
+    except Exception:
+        return ""
+    finally:
+        client.close()
+    if DELAYED_DELIVERY not in capabilities:
+        return ""
+    return (
+        f"DELAYED_DELIVERY offered on a sending link's target (attach to {address}: "
+        f"{', '.join(capabilities)}), not on the connection"
+    )
 
 
 def _mark_failover(

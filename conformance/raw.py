@@ -310,6 +310,24 @@ class RawClient:
             self._senders[key] = sender
         sender.send(message)
 
+    def target_capabilities(self, address: str, *, kind: str = "queue") -> tuple[str, ...]:
+        """The capabilities the broker offers on the target of a sending link to ``address``
+        (Broker-J offers DELAYED_DELIVERY there, not on the connection)."""
+        key = (address, kind)
+        sender = self._senders.get(key)
+        if sender is None:
+            links: list[LinkOption] = [TerminusCapabilities(kind)] if kind else []
+            sender = self._senders[key] = self._connection.create_sender(address, options=links)
+        target = sender.link.remote_target
+        data = target.capabilities if target is not None else None
+        if data is None:
+            return ()
+        data.rewind()
+        value = data.get_object() if data.next() else None
+        value = getattr(value, "elements", value)  # an AMQP array of symbols
+        items = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
+        return tuple(str(item) for item in items)
+
     def _pump(self) -> None:
         """Let the connection write the dispositions just made."""
         try:

@@ -17,6 +17,8 @@ __all__ = [
     "RD_CAV_PREFIX",
     "RD_DLA_PREFIX",
     "NO_AUTO_CREATE_PREFIX",
+    "RD_LIMIT2_PREFIX",
+    "RD_LIMIT3_PREFIX",
 ]
 
 #: Delay 400 ms, multiplier 2, capped at 1000 ms; 4 attempts, then the DLQ queue.
@@ -25,6 +27,12 @@ RD_DELAY_PREFIX = "jmspy.rd.delay."
 RD_CAV_PREFIX = "jmspy.rd.cav."
 #: 3 attempts, then auto-created dead-letter resources: ``DLA::DLQ.<address>``.
 RD_DLA_PREFIX = "jmspy.rd.dla."
+#: Queues with a broker-side attempt limit of 2 (3) where a client limit needs one to
+#: dead-letter (Qpid Broker-J moves a message to the queue's alternate binding only at the
+#: queue's maximumDeliveryAttempts): the Broker-J the suite provisions auto-creates them with
+#: that limit and the alternate binding DLQ. Ordinary queues on other brokers.
+RD_LIMIT2_PREFIX = "jmspy.rd.limit2."
+RD_LIMIT3_PREFIX = "jmspy.rd.limit3."
 #: Addresses the broker never auto-creates: a send there is refused (amqp:not-found).
 NO_AUTO_CREATE_PREFIX = "jmspy.noauto."
 #: Where a default Artemis instance (and the DLQ settings above) put dead letters.

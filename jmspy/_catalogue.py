@@ -766,6 +766,18 @@ _MORE_RULES = _rules(
         source="JMS 2.0 sections 6.2.13-6.2.14 (checklist 65)",
         level="client",
     ),
+    Rule(
+        id="JMS-66",
+        title="Selector arithmetic uses Java numeric promotion",
+        text="In a message selector an int divided by an int is an integer division (n / 4 = 2 "
+        "selects n = 8..11), and an operand of a floating-point type makes it a floating-point "
+        "one (n / 4.0 = 2 selects 8 only). jmspy's client-side evaluator, used where the broker "
+        "cannot filter, does so; where the broker filters, its filter decides, and a broker "
+        "that computes otherwise is reported as a deviation.",
+        source="JMS 2.0 section 3.8.1.1 (arithmetic operations use Java numeric promotion)",
+        level="broker",
+        capabilities=("selectors",),
+    ),
     # -- the JMS <-> AMQP wire mapping
     Rule(
         id="WM-1",

@@ -60,6 +60,8 @@ jmspy-broker fetch artemis
 
 step "warm the ActiveMQ Classic cache"
 jmspy-broker fetch activemq
+step "warm the Qpid Broker-J cache"
+jmspy-broker fetch qpid-broker-j
 
 step "RabbitMQ (the rabbitmq-server package)"
 # As root a missing package is installed with apt-get with service starts denied, and the

@@ -318,6 +318,7 @@ BROKER_FIXTURES: dict[str, str] = {
     "artemis": "broker",
     "rabbitmq": "rabbitmq",
     "activemq": "activemq",
+    "qpid-broker-j": "qpid_broker_j",
 }
 
 
@@ -326,6 +327,32 @@ def any_broker(request: pytest.FixtureRequest) -> BrokerInfo:
     """Each broker of :data:`BROKER_FIXTURES` in turn (one test run per broker)."""
     info: BrokerInfo = request.getfixturevalue(BROKER_FIXTURES[request.param])
     return info
+
+
+@pytest.fixture(scope="session")
+def qpid_broker_j(request: pytest.FixtureRequest) -> Iterator[BrokerInfo]:
+    """Apache Qpid Broker-J: the broker at ``JMSPY_QPID_BROKER_J_URL`` (``..._USER`` /
+    ``..._PASSWORD``, default admin/admin) when set, else a local Broker-J 9.2.1 fetched from
+    Maven Central and configured by jmspy.conformance.brokers.qpid_broker_j (PLAIN allowed over
+    TCP, auto-created queues with maximumDeliveryAttempts and the dead-letter queue ``DLQ``),
+    started on first use and shared by the session. A failed start is an ERROR."""
+    url = os.environ.get("JMSPY_QPID_BROKER_J_URL", "").strip()
+    tally = request.config.stash[_TALLY]
+    if url:
+        info = BrokerInfo(
+            url=url,
+            username=os.environ.get("JMSPY_QPID_BROKER_J_USER", "admin"),
+            password=os.environ.get("JMSPY_QPID_BROKER_J_PASSWORD", "admin"),
+            kind="qpid-broker-j",
+            version=os.environ.get("JMSPY_QPID_BROKER_J_VERSION", "unknown version"),
+            source="external",
+        )
+        tally.other_infos["qpid-broker-j"] = info
+        yield info
+        return
+    with _started("qpid-broker-j") as info:
+        tally.other_infos["qpid-broker-j"] = info
+        yield info
 
 
 @contextlib.contextmanager

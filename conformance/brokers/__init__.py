@@ -4,8 +4,9 @@
 from Maven Central and run as a local Java process); ``provision("rabbitmq")`` a started
 :class:`RabbitMQBroker` (a private node of the distribution's ``rabbitmq-server`` package
 with the AMQP 1.0 plugin); ``provision("activemq")`` a started :class:`ActiveMQBroker`
-(ActiveMQ Classic from Maven Central, a local Java process). The ``jmspy-broker`` command
-does the same from a shell.
+(ActiveMQ Classic from Maven Central, a local Java process); ``provision("qpid-broker-j")`` a
+started :class:`QpidBrokerJ` (Apache Qpid Broker-J from Maven Central, a local Java process).
+The ``jmspy-broker`` command does the same from a shell.
 :mod:`.container` offers the Docker/Testcontainers alternative for Artemis.
 """
 
@@ -16,6 +17,7 @@ from typing import Any, Literal, overload
 from .activemq import ActiveMQBroker
 from .artemis import ArtemisBroker, ArtemisDistribution, ensure_distribution
 from .base import Broker, BrokerProvisioningError, cache_dir
+from .qpid_broker_j import QpidBrokerJ
 from .rabbitmq import QueueSpec, RabbitMQBroker, RabbitMQInstallation, ensure_installation
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "ArtemisDistribution",
     "Broker",
     "BrokerProvisioningError",
+    "QpidBrokerJ",
     "QueueSpec",
     "RabbitMQBroker",
     "RabbitMQInstallation",
@@ -34,7 +37,7 @@ __all__ = [
     "provision",
 ]
 
-SUPPORTED_KINDS: tuple[str, ...] = ("artemis", "rabbitmq", "activemq")
+SUPPORTED_KINDS: tuple[str, ...] = ("artemis", "rabbitmq", "activemq", "qpid-broker-j")
 
 
 @overload
@@ -47,11 +50,15 @@ def provision(
 ) -> RabbitMQBroker: ...
 @overload
 def provision(
-    kind: str, *, timeout: float = 60.0, **options: Any
-) -> ArtemisBroker | RabbitMQBroker | ActiveMQBroker: ...
+    kind: Literal["qpid-broker-j"], *, timeout: float = 60.0, **options: Any
+) -> QpidBrokerJ: ...
+@overload
 def provision(
     kind: str, *, timeout: float = 60.0, **options: Any
-) -> ArtemisBroker | RabbitMQBroker | ActiveMQBroker:
+) -> ArtemisBroker | RabbitMQBroker | ActiveMQBroker | QpidBrokerJ: ...
+def provision(
+    kind: str, *, timeout: float = 60.0, **options: Any
+) -> ArtemisBroker | RabbitMQBroker | ActiveMQBroker | QpidBrokerJ:
     """Fetch if needed, create and start a broker of ``kind``; the caller stops it.
 
     ``options`` go to the broker's constructor (``port=``, ``broker_properties=`` for
@@ -59,13 +66,15 @@ def provision(
     missing package is a :class:`BrokerProvisioningError` naming the fix.
     """
     normalized = kind.strip().lower()
-    broker: ArtemisBroker | RabbitMQBroker | ActiveMQBroker
+    broker: ArtemisBroker | RabbitMQBroker | ActiveMQBroker | QpidBrokerJ
     if normalized == "artemis":
         broker = ArtemisBroker(**options)
     elif normalized == "rabbitmq":
         broker = RabbitMQBroker(**options)
     elif normalized == "activemq":
         broker = ActiveMQBroker(**options)
+    elif normalized == "qpid-broker-j":
+        broker = QpidBrokerJ(**options)
     else:
         raise BrokerProvisioningError(
             f"unknown broker kind {kind!r}; supported: {', '.join(SUPPORTED_KINDS)}"

@@ -7,6 +7,7 @@
     jmspy-broker fetch rabbitmq             # check (as root: apt-get install) rabbitmq-server
     eval "$(jmspy-broker start rabbitmq)"   # exports JMSPY_RABBITMQ_URL/_USER/_PASSWORD
     eval "$(jmspy-broker start activemq)"   # exports JMSPY_ACTIVEMQ_URL/_USER/_PASSWORD
+    eval "$(jmspy-broker start qpid-broker-j)"  # exports JMSPY_QPID_BROKER_J_URL/_USER/_PASSWORD
 
 Started brokers are recorded in ``<cache>/brokers.json`` so ``stop`` and ``status`` can find
 them from another process. Human-readable progress goes to stderr; stdout carries only
@@ -33,6 +34,8 @@ from ._process import process_group_alive, stop_process_group
 from .activemq import ActiveMQBroker, ensure_activemq
 from .artemis import ArtemisBroker, ensure_distribution
 from .base import BrokerProvisioningError, cache_dir, file_lock
+from .qpid_broker_j import QpidBrokerJ
+from .qpid_broker_j import ensure_distribution as ensure_qpid_broker_j
 from .rabbitmq import QueueSpec, RabbitMQBroker, ensure_installation
 
 __all__ = ["main"]
@@ -83,6 +86,8 @@ def _is_alive(record: dict[str, Any]) -> bool:
             marker = f"RABBITMQ_MNESIA_BASE={record.get('instance_dir')}/mnesia".encode()
         elif record.get("kind") == "activemq":
             marker = f"-Dactivemq.base={record.get('instance_dir')}".encode()
+        elif record.get("kind") == "qpid-broker-j":
+            marker = f"-DQPID_WORK={record.get('instance_dir')}".encode()
         else:
             marker = f"-Dartemis.instance={record.get('instance_dir')}".encode()
         return marker in data.split(b"\0")
@@ -106,6 +111,13 @@ def _env_lines(url: str, user: str, password: str, kind: str, plain: bool) -> li
             "JMSPY_ACTIVEMQ_URL": url,
             "JMSPY_ACTIVEMQ_USER": user,
             "JMSPY_ACTIVEMQ_PASSWORD": password,
+        }
+    elif kind == "qpid-broker-j":
+        # What the tests' ``qpid_broker_j`` fixture reads.
+        values = {
+            "JMSPY_QPID_BROKER_J_URL": url,
+            "JMSPY_QPID_BROKER_J_USER": user,
+            "JMSPY_QPID_BROKER_J_PASSWORD": password,
         }
     else:
         values = {
@@ -141,6 +153,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         _err(f"ActiveMQ Classic {amq.version} ready in {time.monotonic() - started:.1f}s")
         print(amq.home)
         return 0
+    if kind == "qpid-broker-j":
+        qpid = ensure_qpid_broker_j(args.version, log=_err)
+        _err(f"Apache Qpid Broker-J {qpid.version} ready in {time.monotonic() - started:.1f}s")
+        print(qpid.home)
+        return 0
     versions = [args.version] if args.version else None
     dist = ensure_distribution(versions, log=_err)
     _err(f"Apache Artemis {dist.version} ready in {time.monotonic() - started:.1f}s")
@@ -163,7 +180,7 @@ def _parse_queue(text: str) -> QueueSpec:
 
 def _make_broker(
     args: argparse.Namespace, kind: str
-) -> ArtemisBroker | RabbitMQBroker | ActiveMQBroker:
+) -> ArtemisBroker | RabbitMQBroker | ActiveMQBroker | QpidBrokerJ:
     if kind == "rabbitmq":
         artemis_only = [
             flag
@@ -198,6 +215,18 @@ def _make_broker(
             version=args.version,
             log=_err,
         )
+    if kind == "qpid-broker-j":
+        if args.property:
+            raise BrokerProvisioningError("--property: Artemis option only")
+        return QpidBrokerJ(
+            port=args.port,
+            username=args.user,
+            password=args.password,
+            work_dir=args.instance_dir,
+            java_memory=args.java_memory.lower(),
+            version=args.version,
+            log=_err,
+        )
     return ArtemisBroker(
         port=args.port,
         username=args.user,
@@ -219,7 +248,11 @@ def cmd_start(args: argparse.Namespace) -> int:
         broker.stop()
         raise
     directory = broker.base_dir if isinstance(broker, RabbitMQBroker) else broker.instance_dir
-    product = {"rabbitmq": "RabbitMQ", "activemq": "ActiveMQ Classic"}.get(kind, "Apache Artemis")
+    product = {
+        "rabbitmq": "RabbitMQ",
+        "activemq": "ActiveMQ Classic",
+        "qpid-broker-j": "Apache Qpid Broker-J",
+    }.get(kind, "Apache Artemis")
     record = {
         "kind": broker.kind,
         "version": broker.version,
@@ -252,7 +285,7 @@ def cmd_start(args: argparse.Namespace) -> int:
     return _run_foreground(broker)
 
 
-def _run_foreground(broker: ArtemisBroker | RabbitMQBroker | ActiveMQBroker) -> int:
+def _run_foreground(broker: ArtemisBroker | RabbitMQBroker | ActiveMQBroker | QpidBrokerJ) -> int:
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
@@ -331,10 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     fetch = sub.add_parser(
         "fetch",
-        help="artemis: download and unpack (warms the cache); rabbitmq: check the installed "
-        "rabbitmq-server package, installing it with apt-get when root",
+        help="artemis, qpid-broker-j: download and unpack (warms the cache); rabbitmq: check "
+        "the installed rabbitmq-server package, installing it with apt-get when root",
     )
-    fetch.add_argument("kind", help="broker kind: artemis, rabbitmq or activemq")
+    fetch.add_argument("kind", help="broker kind: artemis, rabbitmq, activemq or qpid-broker-j")
     fetch.add_argument("--version", help="exact release instead of the newest candidate")
     fetch.add_argument(
         "--no-install",
@@ -344,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.set_defaults(func=cmd_fetch)
 
     start = sub.add_parser("start", help="start a broker and print its connection variables")
-    start.add_argument("kind", help="broker kind: artemis, rabbitmq or activemq")
+    start.add_argument("kind", help="broker kind: artemis, rabbitmq, activemq or qpid-broker-j")
     start.add_argument("--port", type=int, help="AMQP port (default: a free one)")
     mode = start.add_mutually_exclusive_group()
     mode.add_argument(

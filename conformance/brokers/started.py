@@ -16,12 +16,13 @@ from typing import Any
 from ..settings import ARTEMIS_TEST_ADDRESS_SETTINGS
 from .artemis import ArtemisBroker
 from .base import Broker, BrokerProvisioningError
+from .qpid_broker_j import QpidBrokerJ
 from .rabbitmq import RabbitMQBroker
 
 __all__ = ["SPECS", "DockerUnavailable", "started_broker"]
 
 #: What ``spec`` may name; ``container:IMAGE`` picks the image.
-SPECS = "artemis, rabbitmq, activemq or container[:IMAGE]"
+SPECS = "artemis, rabbitmq, activemq, qpid-broker-j or container[:IMAGE]"
 
 
 class DockerUnavailable(BrokerProvisioningError):
@@ -57,6 +58,9 @@ def started_broker(
 
         tell("starting a local ActiveMQ Classic ...")
         broker = ActiveMQBroker(**options)
+    elif lowered == "qpid-broker-j":
+        tell("starting a local Apache Qpid Broker-J ...")
+        broker = QpidBrokerJ(**options)
     elif lowered == "container" or lowered.startswith("container:"):
         # Imported here: the container module is the only one that needs testcontainers.
         from .container import ArtemisContainerBroker, docker_available

@@ -8,5 +8,6 @@ from . import (  # noqa: F401
     jms_api_send_receive,
     redelivery,
     security,
+    selectors,
     wire,
 )

@@ -20,12 +20,15 @@ from ..context import CheckContext
 from ..model import Verdict, passed
 from ..raw import RawMessage, amqp_type, parse_sections
 from ..registry import check
+from ._held import LATE_RELEASE_LIMIT_S
 from ._support import drain
 
 
-def _raw_one(ctx: CheckContext, raw: Any, destination: Any, kind: str = "queue") -> RawMessage:
-    received = raw.receive(ctx.address(destination), 5.0, kind=kind)
-    ctx.expect(received is not None, "nothing within 5 s", "the message", "raw receive")
+def _raw_one(
+    ctx: CheckContext, raw: Any, destination: Any, kind: str = "queue", wait: float = 5.0
+) -> RawMessage:
+    received = raw.receive(ctx.address(destination), wait, kind=kind)
+    ctx.expect(received is not None, f"nothing within {wait:g} s", "the message", "raw receive")
     assert received is not None
     ctx.note(received.describe())
     return received
@@ -261,7 +264,7 @@ def wm7(ctx: CheckContext) -> Verdict:
     return ctx.verdict("ids sent as ID: strings; correlation ids by kind; AMQP ids read back")
 
 
-@check("WM-8")
+@check("WM-8", time_limit=LATE_RELEASE_LIMIT_S)
 def wm8(ctx: CheckContext) -> Verdict:
     _, session, queue, raw = _setup(ctx)
     producer = session.createProducer(queue)
@@ -269,7 +272,9 @@ def wm8(ctx: CheckContext) -> Verdict:
     producer.setDeliveryDelay(300)
     delayed = session.createTextMessage("delayed")
     producer.send(delayed)
-    received = [_raw_one(ctx, raw, queue) for _ in range(2)]
+    # The delayed one with a minute's patience: this check is about the annotation, and some
+    # brokers release held messages many seconds late (Broker-J: 8-13 s; DD-7 measures it).
+    received = [_raw_one(ctx, raw, queue), _raw_one(ctx, raw, queue, wait=60.0)]
     ctx.expect_equal(
         delayed.getJMSDeliveryTime(), delayed.getJMSTimestamp() + 300, "JMSDeliveryTime"
     )
