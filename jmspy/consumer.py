@@ -29,7 +29,7 @@ from .errors import (
     MessageFormatException,
 )
 from .message import Message
-from .prefetch import PriorityBuffer
+from .prefetch import BufferedDelivery, PriorityBuffer
 from .redelivery import RedeliveryPolicy, redelivery_delay
 from .selector import parse_selector
 
@@ -72,7 +72,7 @@ class Subscription:
         return tuple(caps)
 
 
-class MessageConsumer(BatchDelivery):
+class MessageConsumer(BufferedDelivery, BatchDelivery):
     """Receives messages from one destination."""
 
     def __init__(
@@ -196,6 +196,9 @@ class MessageConsumer(BatchDelivery):
         )
         self._suspect_ids: set[str | None] = set()
         self._receiver.on_interrupted = self._on_interrupted
+        # Whether the session's dispatch thread has a turn queued for this listener.
+        self._dispatch_signalled = False
+        self._receiver.on_messages = self._on_inbound_many
 
     def __repr__(self) -> str:
         return f"MessageConsumer({self._destination!r}, selector={self._selector!r})"
@@ -407,15 +410,9 @@ class MessageConsumer(BatchDelivery):
                 JMSException(f"{what}; the delivery counts as failed", linked=exc)
             )
 
-    def _dispatch_one(self) -> None:
-        """Session dispatch thread: deliver one buffered message to the listener."""
-        listener = self._listener
-        if listener is None or self._closed:
-            return
-        with self._cv:
-            inbound = self._take()
-        if inbound is None:
-            return
+    def _deliver_one(self, listener: ListenerLike, inbound: InboundDelivery) -> None:
+        """Session dispatch thread: deliver one message to the listener (BufferedDelivery
+        takes it from the buffer)."""
         session = self._session
         mode = session._mode
         message = inbound.message
@@ -452,8 +449,6 @@ class MessageConsumer(BatchDelivery):
                 self._failed_delivery(inbound)
             else:
                 self._receiver.settle(inbound, "accepted")
-        if self._deferred_close:
-            self._close_internal()
 
     # ---- JMS API -------------------------------------------------------------------------------
 
