@@ -25,6 +25,7 @@ from ..errors import (
 from .attach_amender import Amendment
 from .engine import Completion
 from .links import _LinkBase
+from .proton_internals import accept_and_settle
 from .terms import (
     ACCEPTED_CODE,
     JMS_SELECTOR_CODE,
@@ -523,7 +524,8 @@ def _settle_now(
         delivery.local.data = cast(Any, [txn_id, Described(ulong(ACCEPTED_CODE), [])])
         delivery.update(TRANSACTIONAL_STATE)
     elif outcome == "accepted":
-        delivery.update(Delivery.ACCEPTED)
+        accept_and_settle(delivery)
+        return
     elif outcome == "released":
         delivery.update(Delivery.RELEASED)
     elif outcome == "rejected":
