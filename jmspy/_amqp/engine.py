@@ -240,6 +240,14 @@ class Engine:
         """Run work once the events pending now are all handled (engine thread only)."""
         self._after_dispatch.append(work)
 
+    def flush_after_dispatch(self) -> None:
+        """Run the deferred work now (engine thread only): before an event that completes
+        something a thread waits for, so that thread finds the transfers that came before."""
+        while self._after_dispatch:
+            after, self._after_dispatch = self._after_dispatch, []
+            for work in after:
+                work()
+
     def schedule(self, delay_s: float, work: Callable[[], None]) -> None:
         """Run work on the engine thread after a delay (engine thread only)."""
         heapq.heappush(self._timers, (time.monotonic() + delay_s, next(self._timer_seq), work))
@@ -347,11 +355,13 @@ class Engine:
         # Delivery events take a shortcut past proton's Event wrapper (see dispatch_events).
         handler = self.handler
         on_delivery = getattr(handler, "on_delivery_fast", None)
-        dispatch_events(self._collector, on_delivery, handler.on_proton_event)
-        while self._after_dispatch:
-            after, self._after_dispatch = self._after_dispatch, []
-            for work in after:
-                work()
+        dispatch_events(self._collector, on_delivery, self._on_other_event)
+        self.flush_after_dispatch()
+
+    def _on_other_event(self, event: Event) -> None:
+        if self._after_dispatch:
+            self.flush_after_dispatch()
+        self.handler.on_proton_event(event)
 
     def _loop(self) -> None:
         transport = self.transport
