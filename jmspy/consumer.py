@@ -198,6 +198,7 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
         self._receiver.on_interrupted = self._on_interrupted
         # Whether the session's dispatch thread has a turn queued for this listener.
         self._dispatch_signalled = False
+        self._close_requested = False
         self._receiver.on_messages = self._on_inbound_many
 
     def __repr__(self) -> str:
@@ -645,6 +646,7 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
             self._closed = True
             self._deferred_close = True
             return
+        self._close_requested = True  # a listener run in progress stops after its message
         self._session._wait_for_listener()
         # One jms.closeTimeout for the whole close (see AmqpConnection.close_scope).
         with self._session._amqp_connection.close_scope():

@@ -88,6 +88,9 @@ class _Consumer(Protocol):
     _deferred_close: bool
     _client_filter: Any
     _dispatch_signalled: bool
+    _close_requested: bool
+
+    def _stop_run(self, listener: ListenerLike) -> bool: ...
 
     def _on_inbound(self, inbound: InboundDelivery) -> None: ...
 
@@ -120,14 +123,27 @@ class BufferedDelivery:
             if self._listener is not None and not self._dispatch_signalled:
                 self._dispatch_signalled = signal = True
         if signal:
-            self._session._signal_ready(cast("MessageConsumer", self))
+            _request_turn(self)
         elif self._batch_listener is not None:
             # A batch consumer needs waking only when a batch starts (to time it) or fills;
             # after each batch the dispatcher re-signals while messages remain.
             size = self._batch_size
             after = before + len(inbounds)
             if before == 0 or before // size != after // size:
-                self._session._signal_ready(cast("MessageConsumer", self))
+                _request_turn(self)
+
+    def _stop_run(self: _Consumer, listener: ListenerLike) -> bool:
+        """Whether a listener run ends after the message just delivered: the listener was
+        replaced, the connection stopped, or the consumer or its session is closing (their
+        close waits for the run, and JMS lets it wait for the current message only)."""
+        session = self._session
+        return (
+            self._listener is not listener
+            or not self._connection._started
+            or self._close_requested
+            or session._closing
+            or session._closed
+        )
 
     def _dispatch_one(self: _Consumer) -> None:
         """Session dispatch thread: deliver buffered messages to the listener, up to
@@ -142,11 +158,7 @@ class BufferedDelivery:
                 if inbound is None:
                     return
                 self._deliver_one(listener, inbound)
-                if (
-                    self._listener is not listener
-                    or not self._connection._started
-                    or self._session._closed
-                ):
+                if self._stop_run(listener):
                     return
         finally:
             if self._deferred_close:
@@ -156,4 +168,9 @@ class BufferedDelivery:
                 # Another turn while messages remain; otherwise the next arrival signals.
                 self._dispatch_signalled = more
             if more:
-                self._session._signal_ready(cast("MessageConsumer", self))
+                _request_turn(self)
+
+
+def _request_turn(consumer: _Consumer) -> None:
+    """Queue a turn of the session's dispatch thread for ``consumer``."""
+    consumer._session._signal_ready(cast("MessageConsumer", consumer))

@@ -16,7 +16,13 @@ from proton import Message as AmqpMessage
 from jmspy import AUTO_ACKNOWLEDGE, Message, TextMessage
 from jmspy.prefetch import LISTENER_RUN
 
-from .client_support import Clients, clients_fixture, wait_for_disposition, wire_barrier
+from .client_support import (
+    Clients,
+    clients_fixture,
+    wait_for_disposition,
+    wait_until,
+    wire_barrier,
+)
 from .peer import ScriptedPeer
 
 WAIT_S = 30.0
@@ -126,3 +132,41 @@ def test_listeners_of_one_session_take_turns(peer: ScriptedPeer, clients: Client
     first_of = {address: log.index(f"{address}:0") for address in ("a", "b")}
     last_of = {address: log.index(f"{address}:{count - 1}") for address in ("a", "b")}
     assert first_of["a"] < last_of["b"] and first_of["b"] < last_of["a"], log[: 2 * LISTENER_RUN]
+
+
+def test_close_from_another_thread_ends_a_listener_run_after_the_current_message(
+    peer: ScriptedPeer, clients: Clients
+):
+    """close() waits for the message being delivered, not for the rest of the run."""
+    _enqueue(peer, "q", 100)
+    connection = clients.connect(peer)
+    session = connection.createSession(AUTO_ACKNOWLEDGE)
+    consumer = session.createConsumer(session.createQueue("q"))
+    entered = threading.Event()
+    release = threading.Event()
+    delivered: list[str] = []
+
+    def on_message(message: Message) -> None:
+        delivered.append(message.getBody(str))
+        entered.set()
+        release.wait(WAIT_S)
+
+    consumer.setMessageListener(on_message)
+    wire_barrier(connection)  # all 100 are buffered: a run could go on for LISTENER_RUN
+    connection.start()
+    assert entered.wait(WAIT_S)
+    closer = threading.Thread(target=consumer.close)
+    closer.start()
+    # close() from another thread either returns at once (a deferred close) or waits for
+    # the listener; either way it has taken effect once it returned or started waiting.
+    wait_until(
+        lambda: not closer.is_alive() or consumer._close_requested,
+        WAIT_S,
+        "close() to take effect",
+    )
+
+    release.set()
+    closer.join(WAIT_S)
+
+    assert not closer.is_alive()
+    assert delivered == ["q:0"]
