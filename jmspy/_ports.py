@@ -60,6 +60,8 @@ class SessionPort:
     session_id: str
     mode: int
     check_closed: Callable[[], None]
+    # Whether the session is closing or closed (a listener run stops after its message).
+    is_closing: Callable[[], bool]
     # Listener dispatch (one thread per session).
     ensure_dispatcher: Callable[[], None]
     signal_ready: Callable[..., None]

@@ -28,7 +28,7 @@ from .errors import (
     MessageFormatException,
 )
 from .message import Message
-from .prefetch import PriorityBuffer
+from .prefetch import BufferedDelivery, PriorityBuffer
 from .redelivery import RedeliveryPolicy, redelivery_delay
 from .selector import parse_selector
 
@@ -54,7 +54,7 @@ ListenerLike = MessageListener | Callable[[Message], Any]
 BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
 
 
-class MessageConsumer(BatchDelivery):
+class MessageConsumer(BufferedDelivery, BatchDelivery):
     """Receives messages from one destination."""
 
     def __init__(
@@ -171,6 +171,10 @@ class MessageConsumer(BatchDelivery):
         )
         self._suspect_ids: set[str | None] = set()
         self._receiver.on_interrupted = self._on_interrupted
+        # Whether the session's dispatch thread has a turn queued for this listener.
+        self._dispatch_signalled = False
+        self._close_requested = False
+        self._receiver.on_messages = self._on_inbound_many
         port.consumer_opened(
             self,
             ConsumerHooks(
@@ -399,15 +403,9 @@ class MessageConsumer(BatchDelivery):
                 JMSException(f"{what}; the delivery counts as failed", linked=exc)
             )
 
-    def _dispatch_one(self) -> None:
-        """Session dispatch thread: deliver one buffered message to the listener."""
-        listener = self._listener
-        if listener is None or self._closed:
-            return
-        with self._cv:
-            inbound = self._take()
-        if inbound is None:
-            return
+    def _deliver_one(self, listener: ListenerLike, inbound: InboundDelivery) -> None:
+        """Session dispatch thread: deliver one message to the listener (BufferedDelivery
+        takes it from the buffer)."""
         session = self._port
         mode = session.mode
         message = inbound.message
@@ -442,8 +440,6 @@ class MessageConsumer(BatchDelivery):
                 self._failed_delivery(inbound)
             else:
                 self._receiver.settle(inbound, "accepted")
-        if self._deferred_close:
-            self._close_internal()
 
     # ---- JMS API -------------------------------------------------------------------------------
 
@@ -640,6 +636,7 @@ class MessageConsumer(BatchDelivery):
             self._closed = True
             self._deferred_close = True
             return
+        self._close_requested = True  # a listener run in progress stops after its message
         self._port.wait_for_listener()
         # One jms.closeTimeout for the whole close (see AmqpConnection.close_scope).
         with self._port.amqp_connection.close_scope():

@@ -4,9 +4,15 @@ sequence): what Qpid JMS calls jms.localMessagePriority."""
 from __future__ import annotations
 
 import collections
+import threading
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ._amqp.provider import InboundDelivery
+
+if TYPE_CHECKING:
+    from ._ports import SessionPort
+    from .consumer import BatchListenerLike, ListenerLike, MessageConsumer
 
 
 class PriorityBuffer:
@@ -29,6 +35,10 @@ class PriorityBuffer:
     def append(self, inbound: InboundDelivery) -> None:
         self._lanes[self._lane(inbound)].append(inbound)
         self._size += 1
+
+    def extend(self, inbounds: Iterable[InboundDelivery]) -> None:
+        for inbound in inbounds:
+            self.append(inbound)
 
     def extendleft(self, inbounds: Iterable[InboundDelivery]) -> None:
         for inbound in inbounds:
@@ -56,3 +66,108 @@ class PriorityBuffer:
     def __iter__(self) -> Iterator[InboundDelivery]:
         for lane in self._lanes:
             yield from lane
+
+
+# A MessageListener gets at most this many messages per turn of the session's dispatch thread,
+# so the other consumers of the session get their turn.
+LISTENER_RUN = 64
+
+
+class _Consumer(Protocol):
+    """The part of the consumer that buffered delivery reads and drives."""
+
+    _port: SessionPort
+    _cv: threading.Condition
+    _buffer: collections.deque[InboundDelivery] | PriorityBuffer
+    _listener: ListenerLike | None
+    _batch_listener: BatchListenerLike | None
+    _batch_size: int
+    _closed: bool
+    _deferred_close: bool
+    _client_filter: Any
+    _dispatch_signalled: bool
+    _close_requested: bool
+
+    def _stop_run(self, listener: ListenerLike) -> bool: ...
+
+    def _on_inbound(self, inbound: InboundDelivery) -> None: ...
+
+    def _take(self) -> InboundDelivery | None: ...
+
+    def _deliver_one(self, listener: ListenerLike, inbound: InboundDelivery) -> None: ...
+
+    def _close_internal(self) -> None: ...
+
+
+class BufferedDelivery:
+    """Filling the consumer's prefetch buffer and emptying it into a MessageListener, a
+    whole engine pass or listener run at a time (mixed into the consumer).
+
+    One lock round and one wake-up per pass instead of per message: every wake-up of a
+    waiting thread is a thread switch, and under the GIL the engine thread and the woken
+    thread then take turns at every message."""
+
+    def _on_inbound_many(self: _Consumer, inbounds: list[InboundDelivery]) -> None:
+        """Engine thread: the transfers of one engine pass, in order."""
+        if self._closed or self._client_filter is not None:
+            for inbound in inbounds:
+                self._on_inbound(inbound)
+            return
+        signal = False
+        with self._cv:
+            before = len(self._buffer)
+            self._buffer.extend(inbounds)
+            self._cv.notify()
+            if self._listener is not None and not self._dispatch_signalled:
+                self._dispatch_signalled = signal = True
+        if signal:
+            _request_turn(self)
+        elif self._batch_listener is not None:
+            # A batch consumer needs waking only when a batch starts (to time it) or fills;
+            # after each batch the dispatcher re-signals while messages remain.
+            size = self._batch_size
+            after = before + len(inbounds)
+            if before == 0 or before // size != after // size:
+                _request_turn(self)
+
+    def _stop_run(self: _Consumer, listener: ListenerLike) -> bool:
+        """Whether a listener run ends after the message just delivered: the listener was
+        replaced, the connection stopped, or the consumer or its session is closing (their
+        close waits for the run, and JMS lets it wait for the current message only)."""
+        port = self._port
+        return (
+            self._listener is not listener
+            or not port.connection_port.started()
+            or self._close_requested
+            or port.is_closing()
+        )
+
+    def _dispatch_one(self: _Consumer) -> None:
+        """Session dispatch thread: deliver buffered messages to the listener, up to
+        LISTENER_RUN of them, while the connection runs and the listener stays the same."""
+        listener = self._listener
+        try:
+            for _ in range(LISTENER_RUN):
+                if listener is None or self._closed or self._deferred_close:
+                    return
+                with self._cv:
+                    inbound = self._take()
+                if inbound is None:
+                    return
+                self._deliver_one(listener, inbound)
+                if self._stop_run(listener):
+                    return
+        finally:
+            if self._deferred_close:
+                self._close_internal()
+            with self._cv:
+                more = bool(self._buffer) and self._listener is not None and not self._closed
+                # Another turn while messages remain; otherwise the next arrival signals.
+                self._dispatch_signalled = more
+            if more:
+                _request_turn(self)
+
+
+def _request_turn(consumer: _Consumer) -> None:
+    """Queue a turn of the session's dispatch thread for ``consumer``."""
+    consumer._port.signal_ready(cast("MessageConsumer", consumer))

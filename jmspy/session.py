@@ -107,6 +107,7 @@ class Session(SessionTransactions):
             session_id=self._session_id,
             mode=mode,
             check_closed=self._check_closed,
+            is_closing=lambda: self._closing or self._closed,
             ensure_dispatcher=self._ensure_dispatcher,
             signal_ready=self._signal_ready,
             has_listener=self._has_listener,

@@ -146,6 +146,9 @@ class Engine:
         self._collector = Collector()
         connection.collect(self._collector)
         self._work: collections.deque[Callable[[], None]] = collections.deque()
+        # Run once after the current pass over proton's events (engine thread only): lets a
+        # consumer link hand over all the transfers of one read at once.
+        self._after_dispatch: list[Callable[[], None]] = []
         self._wake_pending = False
         self._wake_lock = threading.Lock()
         self._wake_r, self._wake_w = socket.socketpair()
@@ -232,6 +235,18 @@ class Engine:
         return completion.wait(
             timeout_s, lambda: timeout_error(f"{what} did not complete within {timeout_s:g} s")
         )
+
+    def after_dispatch(self, work: Callable[[], None]) -> None:
+        """Run work once the events pending now are all handled (engine thread only)."""
+        self._after_dispatch.append(work)
+
+    def flush_after_dispatch(self) -> None:
+        """Run the deferred work now (engine thread only): before an event that completes
+        something a thread waits for, so that thread finds the transfers that came before."""
+        while self._after_dispatch:
+            after, self._after_dispatch = self._after_dispatch, []
+            for work in after:
+                work()
 
     def schedule(self, delay_s: float, work: Callable[[], None]) -> None:
         """Run work on the engine thread after a delay (engine thread only)."""
@@ -340,7 +355,13 @@ class Engine:
         # Delivery events take a shortcut past proton's Event wrapper (see dispatch_events).
         handler = self.handler
         on_delivery = getattr(handler, "on_delivery_fast", None)
-        dispatch_events(self._collector, on_delivery, handler.on_proton_event)
+        dispatch_events(self._collector, on_delivery, self._on_other_event)
+        self.flush_after_dispatch()
+
+    def _on_other_event(self, event: Event) -> None:
+        if self._after_dispatch:
+            self.flush_after_dispatch()
+        self.handler.on_proton_event(event)
 
     def _loop(self) -> None:
         transport = self.transport

@@ -208,5 +208,10 @@ class _LinkBase:
     def _on_delivery(self, delivery: Delivery) -> None:
         pass
 
+    def _after_earlier_transfers(self) -> None:
+        """Hand the consumers the transfers received earlier in this engine pass (they are
+        handed over at its end) before an outcome here wakes a waiting thread."""
+        self.connection.engine.flush_after_dispatch()
+
     def _on_flow(self) -> None:
         pass

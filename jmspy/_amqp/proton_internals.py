@@ -14,23 +14,35 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cproton import (
+    PN_ACCEPTED,
     PN_DELIVERY,
     isnull,
     pn_collector_peek,
     pn_collector_pop,
     pn_delivery_link,
+    pn_delivery_settle,
+    pn_delivery_update,
     pn_event_delivery,
     pn_event_type,
 )
 from proton import Collector, Delivery, Event, Link
 
-__all__ = ["delivery_link", "dispatch_events"]
+__all__ = ["accept_and_settle", "delivery_link", "dispatch_events"]
 
 
 def delivery_link(delivery: Delivery) -> Link:
     """The link of ``delivery``, without building the session/connection wrappers that
     ``delivery.link`` builds on the way."""
     return Link.wrap(pn_delivery_link(delivery._impl))
+
+
+def accept_and_settle(delivery: Delivery) -> None:
+    """``delivery.update(Delivery.ACCEPTED); delivery.settle()`` without copying the (empty)
+    local data, annotations and condition into proton first, as ``update`` does: the
+    acknowledgement of every received message goes through here."""
+    impl = delivery._impl
+    pn_delivery_update(impl, PN_ACCEPTED)
+    pn_delivery_settle(impl)
 
 
 def dispatch_events(

@@ -4,10 +4,11 @@ deliveries with the outcome the JMS layer chose."""
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from proton import (
@@ -25,6 +26,7 @@ from ..errors import (
 from .attach_amender import Amendment
 from .engine import Completion
 from .links import _LinkBase
+from .proton_internals import accept_and_settle
 from .terms import (
     ACCEPTED_CODE,
     JMS_SELECTOR_CODE,
@@ -73,6 +75,17 @@ class AmqpReceiver(_LinkBase):
         # From the broker profile (link_profile): whether modified and drain may be used.
         self.modified_outcome = bool(spec.extra.get("modified_outcome", True))
         self.drain_supported = bool(spec.extra.get("drain", True))
+        # Set by the consumer: takes all the transfers of one engine pass at once (one lock,
+        # one wake-up of the waiting thread), where on_message takes one at a time.
+        self.on_messages: Callable[[list[InboundDelivery]], None] | None = None
+        # Transfers of the current engine pass not yet handed over (engine thread only).
+        self._arrived: list[InboundDelivery] = []
+        # Plain acceptances (AUTO_ACKNOWLEDGE, DUPS_OK) waiting for the engine thread: settled
+        # together by one piece of engine work, so consecutive ones leave as one disposition
+        # range instead of a work item (and a frame) each.
+        self._accepts: collections.deque[InboundDelivery] = collections.deque()
+        self._accepts_lock = threading.Lock()
+        self._accepts_submitted = False
 
     def _remote_terminus(self) -> Any:
         return self.link.remote_source
@@ -153,8 +166,14 @@ class AmqpReceiver(_LinkBase):
         if self._drain is not None and self.link.credit == 0:
             self._end_drain()
 
+    def _on_remote_close(self, closed: bool) -> None:
+        self._hand_over_arrived()  # what came before the detach is delivered before it
+        super()._on_remote_close(closed)
+
     def _end_drain(self) -> None:
         """The peer answered the drain (flow with no credit left, or transfers using it up)."""
+        # The transfers the drain brought are buffered before its waiter wakes up.
+        self._hand_over_arrived()
         drain, self._drain = self._drain, None
         if self._drain_abandoned:
             # The caller stopped waiting (receive timeout): nobody restores the window, and a
@@ -193,11 +212,27 @@ class AmqpReceiver(_LinkBase):
             delivery, message, self, False, time.monotonic(), self.connection.epoch
         )
         self.open_deliveries.add(inbound)
-        self._on_message(inbound)
+        arrived = self._arrived
+        arrived.append(inbound)
+        if len(arrived) == 1:
+            self.connection.engine.after_dispatch(self._hand_over_arrived)
         # A drain also ends when the transfers use up the credit: the peer then owes no flow
         # frame, so waiting for one would wait for the drain timeout.
         if self._drain is not None and link.credit == 0:
             self._end_drain()
+
+    def _hand_over_arrived(self) -> None:
+        """Engine thread: hand the transfers received so far to the consumer, in order."""
+        arrived = self._arrived
+        if not arrived:
+            return
+        self._arrived = []
+        on_messages = self.on_messages
+        if on_messages is not None:
+            on_messages(arrived)
+            return
+        for inbound in arrived:
+            self._on_message(inbound)
 
     def _return_credit_now(self, count: int) -> None:
         if self.prefetch > 0 and not self.closed and self.link.state & Link.LOCAL_ACTIVE:
@@ -239,6 +274,9 @@ class AmqpReceiver(_LinkBase):
         txn_id: bytes | None = None,
     ) -> None:
         """Settle a delivery with accepted / released / rejected / modified (any thread)."""
+        if outcome == "accepted" and txn_id is None:
+            self._accept(inbound)
+            return
 
         def do_settle() -> None:
             _settle_now(inbound, outcome, failed, undeliverable, txn_id)
@@ -247,6 +285,35 @@ class AmqpReceiver(_LinkBase):
             self.connection.submit(do_settle)
         except JMSException:
             pass
+
+    def _accept(self, inbound: InboundDelivery) -> None:
+        self._accept_all((inbound,))
+
+    def _accept_all(self, inbounds: Iterable[InboundDelivery]) -> None:
+        """Queue plain acceptances; the first since the engine last took the queue submits the
+        work that settles them all. Work submitted later by the same thread runs after it, so
+        an acceptance still precedes a later close, drain or commit."""
+        self._accepts.extend(inbounds)
+        if self._accepts_submitted:
+            return
+        with self._accepts_lock:
+            if self._accepts_submitted:
+                return
+            self._accepts_submitted = True
+        try:
+            self.connection.submit(self._settle_accepts)
+        except JMSException:
+            with self._accepts_lock:
+                self._accepts_submitted = False
+
+    def _settle_accepts(self) -> None:
+        """Engine thread: settle every queued acceptance."""
+        with self._accepts_lock:
+            # Cleared before taking the queue: an acceptance queued from here on submits anew.
+            self._accepts_submitted = False
+        accepts = self._accepts
+        while accepts:
+            _settle_now(accepts.popleft(), "accepted", True, False)
 
     def settle_later(
         self,
@@ -280,6 +347,10 @@ class AmqpReceiver(_LinkBase):
         txn_id: bytes | None = None,
     ) -> None:
         if not inbounds:
+            return
+
+        if outcome == "accepted" and txn_id is None:
+            self._accept_all(inbounds)
             return
 
         def do_settle() -> None:
@@ -416,6 +487,7 @@ class AmqpReceiver(_LinkBase):
     def _on_interrupted(self, error: JMSException) -> None:
         """Engine thread: the transport is lost. Unsettled deliveries go back to the broker
         with it (it redelivers them); a drain in progress has nothing left to wait for."""
+        self._hand_over_arrived()
         super()._on_interrupted(error)
         self.open_deliveries.clear()
         with self._credit_lock:
@@ -430,6 +502,7 @@ class AmqpReceiver(_LinkBase):
                 log.exception("consumer interruption callback raised")
 
     def _on_failed(self, error: JMSException) -> None:
+        self._hand_over_arrived()
         super()._on_failed(error)
         if self._drain is not None:
             self._drain.fail(error)
@@ -465,7 +538,8 @@ def _settle_now(
         delivery.local.data = cast(Any, [txn_id, Described(ulong(ACCEPTED_CODE), [])])
         delivery.update(TRANSACTIONAL_STATE)
     elif outcome == "accepted":
-        delivery.update(Delivery.ACCEPTED)
+        accept_and_settle(delivery)
+        return
     elif outcome == "released":
         delivery.update(Delivery.RELEASED)
     elif outcome == "rejected":

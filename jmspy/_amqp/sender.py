@@ -262,6 +262,7 @@ class AmqpSender(_LinkBase):
         delivery.settle()
         if pending is None:
             return
+        self._after_earlier_transfers()
         completion = pending.completion
         self._in_flight.release()
         error: JMSException | None = None

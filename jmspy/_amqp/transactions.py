@@ -162,6 +162,7 @@ class AmqpCoordinator(_LinkBase):
         delivery.settle()
         if pending is None:
             return
+        self._after_earlier_transfers()
         kind, completion = pending
         if state == DECLARED_CODE and kind == "declare":
             data = delivery.remote.data

@@ -1,6 +1,6 @@
 """Interop tests: jmspy against Apache Qpid JMS (Java) through the session's broker.
 
-The Java client is built (see ``interop_support.py``) before the first test, after collection,
+The Java client is built (see ``java_client.py``) before the first test, after collection,
 outside any test's timeout. A missing ``java``, a missing ``mvn`` when a build is needed, or a
 failed build fails every interop test with a one-line reason: these tests never skip.
 

@@ -15,16 +15,19 @@ import importlib.metadata
 from proton import Collector, Connection, Delivery, Event, Link, Transport
 
 from jmspy._amqp import proton_internals
-from jmspy._amqp.proton_internals import delivery_link, dispatch_events
+from jmspy._amqp.proton_internals import accept_and_settle, delivery_link, dispatch_events
 
 # Every private name proton_internals imports or reads, by module.
 PRIVATE_NAMES = {
     "cproton": (
+        "PN_ACCEPTED",
         "PN_DELIVERY",
         "isnull",
         "pn_collector_peek",
         "pn_collector_pop",
         "pn_delivery_link",
+        "pn_delivery_settle",
+        "pn_delivery_update",
         "pn_event_delivery",
         "pn_event_type",
     ),
@@ -164,6 +167,20 @@ def test_delivery_link_is_the_link_and_sees_attributes_set_on_another_wrapper() 
     assert link.name == "s"
     assert link.is_sender
     assert getattr(link, "jmspy_ctx", None) is context
+
+
+def test_accept_and_settle_settles_with_the_accepted_outcome_on_the_wire() -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    sent = _send_one(pair, sender)
+    incoming = receiver.current
+    assert incoming is not None and not incoming.settled
+
+    accept_and_settle(incoming)
+    pair.pump()
+
+    assert sent.remote_state == Delivery.ACCEPTED
+    assert sent.settled  # the peer settled it
 
 
 def test_only_proton_internals_imports_cproton() -> None:

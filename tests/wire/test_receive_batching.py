@@ -1,0 +1,172 @@
+"""jmspy on the wire: a consumer takes the transfers of one engine pass at once, a
+MessageListener gets a bounded run of messages per turn of its session's thread, and
+acceptances are settled together. None of that may lose, repeat or reorder a message, delay a
+transfer past an outcome that came after it, or starve another consumer of the session.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from proton import Message as AmqpMessage
+
+from jmspy import AUTO_ACKNOWLEDGE, Message, TextMessage
+from jmspy.prefetch import LISTENER_RUN
+
+from .client_support import (
+    Clients,
+    clients_fixture,
+    wait_for_disposition,
+    wait_until,
+    wire_barrier,
+)
+from .peer import ScriptedPeer
+
+WAIT_S = 30.0
+
+
+@pytest.fixture
+def clients() -> Iterator[Clients]:
+    yield from clients_fixture()
+
+
+def _enqueue(peer: ScriptedPeer, address: str, count: int) -> list[bytes]:
+    tags = [f"{address}-{i}".encode() for i in range(count)]
+    for i, tag in enumerate(tags):
+        peer.enqueue(address, AmqpMessage(body=f"{address}:{i}"), tag=tag)
+    return tags
+
+
+class _Recorder:
+    """A MessageListener recording the text of every message, in order."""
+
+    def __init__(self, expected: int, log: list[str], lock: threading.Lock) -> None:
+        self.expected = expected
+        self.log = log
+        self.lock = lock
+        self.count = 0
+        self.done = threading.Event()
+
+    def onMessage(self, message: Message) -> None:
+        assert isinstance(message, TextMessage)
+        with self.lock:
+            self.log.append(message.getText() or "")
+            self.count += 1
+            if self.count == self.expected:
+                self.done.set()
+
+
+def test_a_listener_run_accepts_every_message_exactly_once(peer: ScriptedPeer, clients: Clients):
+    tags = _enqueue(peer, "q", 200)
+    connection = clients.connect(peer)
+    session = connection.createSession(AUTO_ACKNOWLEDGE)
+    consumer = session.createConsumer(session.createQueue("q"))
+    log: list[str] = []
+    recorder = _Recorder(200, log, threading.Lock())
+    consumer.setMessageListener(recorder)
+
+    connection.start()
+
+    assert recorder.done.wait(WAIT_S), f"the listener got {recorder.count} of 200"
+    assert log == [f"q:{i}" for i in range(200)]
+    wait_for_disposition(peer, tags[-1], timeout=WAIT_S)
+    wire_barrier(connection)
+    accepted = [d for d in peer.dispositions if d.kind == "accepted"]
+    assert all(d.settled and d.role == "receiver" for d in accepted)
+    settled_tags = [t for d in accepted for t in d.delivery_tags]
+    assert sorted(settled_tags) == sorted(tags)  # each exactly once
+    # Settled together: consecutive acceptances leave as disposition ranges.
+    assert len(accepted) < len(tags)
+
+
+def test_transfers_are_buffered_before_a_later_answer_wakes_the_application(
+    peer: ScriptedPeer, clients: Clients
+):
+    """Whatever the peer sent before answering a request is in the consumer's buffer when the
+    request returns: a local-only receiveNoWait then finds every message, in order."""
+    _enqueue(peer, "q", 50)
+    connection = clients.connect(peer, start=True, **{"jms.receiveNoWaitLocalOnly": True})
+    session = connection.createSession(AUTO_ACKNOWLEDGE)
+    consumer = session.createConsumer(session.createQueue("q"))
+
+    # A session begin, answered after the transfers the consumer's credit let the peer send.
+    wire_barrier(connection)
+
+    texts: list[Any] = []
+    for _ in range(50):
+        message = consumer.receiveNoWait()
+        assert message is not None, f"only {len(texts)} of 50 were buffered"
+        texts.append(message.getBody(str))
+    assert texts == [f"q:{i}" for i in range(50)]
+
+
+def test_listeners_of_one_session_take_turns(peer: ScriptedPeer, clients: Clients):
+    """Two listeners with full buffers on one session: neither gets all its messages before
+    the other gets any (each turn delivers at most LISTENER_RUN)."""
+    count = 3 * LISTENER_RUN
+    _enqueue(peer, "a", count)
+    _enqueue(peer, "b", count)
+    connection = clients.connect(peer)
+    session = connection.createSession(AUTO_ACKNOWLEDGE)
+    log: list[str] = []
+    lock = threading.Lock()
+    recorders = []
+    for address in ("a", "b"):
+        consumer = session.createConsumer(session.createQueue(address))
+        recorder = _Recorder(count, log, lock)
+        consumer.setMessageListener(recorder)
+        recorders.append(recorder)
+    wire_barrier(connection)  # every transfer is buffered now
+
+    connection.start()
+
+    for recorder in recorders:
+        assert recorder.done.wait(WAIT_S), f"a listener got {recorder.count} of {count}"
+    for address in ("a", "b"):
+        assert [t for t in log if t.startswith(f"{address}:")] == [
+            f"{address}:{i}" for i in range(count)
+        ]
+    first_of = {address: log.index(f"{address}:0") for address in ("a", "b")}
+    last_of = {address: log.index(f"{address}:{count - 1}") for address in ("a", "b")}
+    assert first_of["a"] < last_of["b"] and first_of["b"] < last_of["a"], log[: 2 * LISTENER_RUN]
+
+
+def test_close_from_another_thread_ends_a_listener_run_after_the_current_message(
+    peer: ScriptedPeer, clients: Clients
+):
+    """close() waits for the message being delivered, not for the rest of the run."""
+    _enqueue(peer, "q", 100)
+    connection = clients.connect(peer)
+    session = connection.createSession(AUTO_ACKNOWLEDGE)
+    consumer = session.createConsumer(session.createQueue("q"))
+    entered = threading.Event()
+    release = threading.Event()
+    delivered: list[str] = []
+
+    def on_message(message: Message) -> None:
+        delivered.append(message.getBody(str))
+        entered.set()
+        release.wait(WAIT_S)
+
+    consumer.setMessageListener(on_message)
+    wire_barrier(connection)  # all 100 are buffered: a run could go on for LISTENER_RUN
+    connection.start()
+    assert entered.wait(WAIT_S)
+    closer = threading.Thread(target=consumer.close)
+    closer.start()
+    # close() from another thread either returns at once (a deferred close) or waits for
+    # the listener; either way it has taken effect once it returned or started waiting.
+    wait_until(
+        lambda: not closer.is_alive() or consumer._close_requested,
+        WAIT_S,
+        "close() to take effect",
+    )
+
+    release.set()
+    closer.join(WAIT_S)
+
+    assert not closer.is_alive()
+    assert delivered == ["q:0"]
