@@ -96,6 +96,8 @@ class _Consumer(Protocol):
 
     def _deliver_one(self, listener: ListenerLike, inbound: InboundDelivery) -> None: ...
 
+    def _request_turn(self) -> None: ...
+
     def _close_internal(self) -> None: ...
 
 
@@ -121,14 +123,18 @@ class BufferedDelivery:
             if self._listener is not None and not self._dispatch_signalled:
                 self._dispatch_signalled = signal = True
         if signal:
-            _request_turn(self)
+            self._request_turn()
         elif self._batch_listener is not None:
             # A batch consumer needs waking only when a batch starts (to time it) or fills;
             # after each batch the dispatcher re-signals while messages remain.
             size = self._batch_size
             after = before + len(inbounds)
             if before == 0 or before // size != after // size:
-                _request_turn(self)
+                self._request_turn()
+
+    def _request_turn(self: _Consumer) -> None:
+        """Queue a turn of the session's dispatch thread for this consumer."""
+        self._port.signal_ready(cast("MessageConsumer", self))
 
     def _stop_run(self: _Consumer, listener: ListenerLike) -> bool:
         """Whether a listener run ends after the message just delivered: the listener was
@@ -165,9 +171,4 @@ class BufferedDelivery:
                 # Another turn while messages remain; otherwise the next arrival signals.
                 self._dispatch_signalled = more
             if more:
-                _request_turn(self)
-
-
-def _request_turn(consumer: _Consumer) -> None:
-    """Queue a turn of the session's dispatch thread for ``consumer``."""
-    consumer._port.signal_ready(cast("MessageConsumer", consumer))
+                self._request_turn()
