@@ -397,7 +397,8 @@ class Connection:
             clientID: The id, used as the AMQP container id.
 
         Raises:
-            IllegalStateException: An id is already configured (JMS-5), or the connection was used.
+            IllegalStateException: An id is already configured (JMS-5), or the connection was
+                used or is open already (``jms.awaitClientID=false`` opens it at creation).
             InvalidClientIDException: The id is empty, or the broker refuses it as a duplicate
                 (JMS-6).
         """
