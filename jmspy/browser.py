@@ -41,14 +41,23 @@ class QueueBrowser:
         self._port.check_closed()
 
     def getQueue(self) -> Queue:
+        """The queue being browsed (IllegalStateException when closed)."""
         self._check_closed()
         return self._queue
 
     def getMessageSelector(self) -> str | None:
+        """The browser's message selector, or None."""
         self._check_closed()
         return self._selector
 
     def getEnumeration(self) -> Iterator[Message]:
+        """Iterate over the messages on the queue now, without consuming them.
+
+        Each call opens its own non-destructive link; the iteration ends when a drain comes back
+        empty.
+        Raises IllegalStateException when closed and JMSException when the broker cannot browse (its
+        ``copy`` links would consume).
+        """
         self._check_closed()
         connection = self._port.connection
         options = connection.options
@@ -120,6 +129,7 @@ class QueueBrowser:
             receiver.close()
 
     def close(self) -> None:
+        """Close the browser and every enumeration still open; idempotent."""
         if self._closed:
             return
         self._closed = True
