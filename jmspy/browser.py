@@ -54,9 +54,8 @@ class QueueBrowser:
         """Iterate over the messages on the queue now, without consuming them.
 
         Each call opens its own non-destructive link; the iteration ends when a drain comes back
-        empty.
-        Raises IllegalStateException when closed and JMSException when the broker cannot browse (its
-        ``copy`` links would consume).
+        empty. Raises IllegalStateException when closed and JMSException when the broker cannot
+        browse (its ``copy`` links would consume).
         """
         self._check_closed()
         connection = self._port.connection

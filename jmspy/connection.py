@@ -43,8 +43,9 @@ class ExceptionListener(Protocol):
     """
 
     def onException(self, exception: JMSException) -> None:
-        """Called with the connection's failure, or an asynchronous send that failed after
-        ``send`` returned.
+        """Called with the connection's failure.
+
+        Also called for an asynchronous send that failed after ``send`` returned.
         """
 
 
@@ -120,8 +121,9 @@ class ConnectionMetaData:
         return int(__version__.split(".")[1])
 
     def getJMSXPropertyNames(self) -> list[str]:
-        """The JMSX properties jmspy supports: JMSXUserID, JMSXGroupID, JMSXGroupSeq,
-        JMSXDeliveryCount.
+        """The JMSX properties jmspy supports.
+
+        JMSXUserID, JMSXGroupID, JMSXGroupSeq and JMSXDeliveryCount.
         """
         return list(self.JMSX_PROPERTY_NAMES)
 
@@ -228,8 +230,9 @@ class Connection:
 
     @property
     def options(self) -> ConnectionOptions:
-        """The connection's options (``jms.*``, ``amqp.*``, ``transport.*`` URL and factory
-        settings).
+        """The connection's options.
+
+        The ``jms.*``, ``amqp.*`` and ``transport.*`` settings from the URL and the factory.
         """
         return self._options
 
@@ -397,8 +400,8 @@ class Connection:
             clientID: The id, used as the AMQP container id.
 
         Raises:
-            IllegalStateException: An id is already configured (JMS-5), or the connection was
-                used or is open already (``jms.awaitClientID=false`` opens it at creation).
+            IllegalStateException: An id is already configured (JMS-5), or the connection was used
+                or is open already (``jms.awaitClientID=false`` opens it at creation).
             InvalidClientIDException: The id is empty, or the broker refuses it as a duplicate
                 (JMS-6).
         """
@@ -490,8 +493,7 @@ class Connection:
         """Pause delivery to consumers; sending still works; idempotent (rule JMS-8).
 
         Returns when running listeners have returned. Raises IllegalStateException when called from
-        a
-        listener of this connection (JMS-9).
+        a listener of this connection (JMS-9).
         """
         self._check_closed()
         if self._in_own_listener():
@@ -509,10 +511,8 @@ class Connection:
     def close(self) -> None:
         """Close the connection with every session, producer and consumer; idempotent (JMS-13).
 
-        A blocked receive ends (JMS-11); nothing is acknowledged (JMS-12). The close is
-        bounded
-        by ``jms.closeTimeout``. Raises IllegalStateException when called from a message or
-        completion
+        A blocked receive ends (JMS-11); nothing is acknowledged (JMS-12). The close is bounded by
+        ``jms.closeTimeout``. Raises IllegalStateException when called from a message or completion
         listener of this connection (JMS-10).
         """
         if self._closed:

@@ -489,10 +489,10 @@ class MessageConsumer(BatchDelivery):
         return self._listener
 
     def setMessageListener(self, listener: ListenerLike | None) -> None:
-        """Deliver messages to ``listener`` on the session's dispatch thread; None removes it
-        (JMS-61).
+        """Deliver messages to ``listener`` on the session's dispatch thread.
 
-        Raises IllegalStateException when closed or when a BatchMessageListener is set.
+        None removes the listener (JMS-61). Raises IllegalStateException when closed or when a
+        BatchMessageListener is set.
         """
         self._check_closed()
         if listener is not None and self._batch_listener is not None:
@@ -662,9 +662,8 @@ class MessageConsumer(BatchDelivery):
         """Close the consumer; a blocked receive returns None; idempotent (JMS-11, JMS-13).
 
         Prefetched messages are released; unacknowledged CLIENT_ACKNOWLEDGE messages are failed
-        (RD-4).
-        From its own onMessage the close completes after the call returns (JMS-62, BL-9). A durable
-        subscription survives (only unsubscribe removes it).
+        (RD-4). From its own onMessage the close completes after the call returns (JMS-62, BL-9). A
+        durable subscription survives (only unsubscribe removes it).
         """
         if self._closed:
             return

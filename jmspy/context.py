@@ -156,8 +156,7 @@ class JMSContext:
         """Create another context on the same connection with its own session (``sessionMode``).
 
         The connection closes with the last context that shares it. Raises JMSRuntimeException for
-        an
-        invalid session mode (rule JMS-3) and IllegalStateRuntimeException when this context is
+        an invalid session mode (rule JMS-3) and IllegalStateRuntimeException when this context is
         closed.
         """
         self._check_closed()
@@ -165,10 +164,10 @@ class JMSContext:
 
     @runtime
     def createProducer(self) -> JMSProducer:
-        """Create a :class:`JMSProducer`; every producer of a context sends through one anonymous
-        producer.
+        """Create a :class:`JMSProducer` with its own settings.
 
-        Raises IllegalStateRuntimeException when the context is closed.
+        Every producer of a context sends through the context's one anonymous producer. Raises
+        IllegalStateRuntimeException when the context is closed.
         """
         self._check_closed()
         return JMSProducer(self._check_closed, self._anonymous_producer)
@@ -177,10 +176,10 @@ class JMSContext:
     def createConsumer(
         self, destination: Destination, messageSelector: str | None = None, noLocal: bool = False
     ) -> JMSConsumer:
-        """Create a :class:`JMSConsumer` of ``destination``; starts the connection unless autoStart
-        is off (JMS-52).
+        """Create a :class:`JMSConsumer` of ``destination``.
 
-        Raises InvalidDestinationRuntimeException for a missing or unusable destination and
+        Starts the connection unless autoStart is off (JMS-52). Raises
+        InvalidDestinationRuntimeException for a missing or unusable destination and
         InvalidSelectorRuntimeException for a bad selector, as ``Session.createConsumer``.
         """
         consumer = self._session_or_create().createConsumer(destination, messageSelector, noLocal)
@@ -247,8 +246,9 @@ class JMSContext:
 
     @runtime
     def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> Any:
-        """Browse ``queue`` without consuming, optionally filtered by a selector (see
-        ``Session.createBrowser``).
+        """Browse ``queue`` without consuming, optionally filtered by a selector.
+
+        See ``Session.createBrowser``; its exceptions are raised as runtime twins.
         """
         return self._session_or_create().createBrowser(queue, messageSelector)
 
@@ -338,8 +338,9 @@ class JMSContext:
         return self._connection.getExceptionListener()
 
     def getSessionMode(self) -> int:
-        """The session mode given at creation (AUTO_, CLIENT_, DUPS_OK_ACKNOWLEDGE or
-        SESSION_TRANSACTED).
+        """The session mode given at creation.
+
+        AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE or SESSION_TRANSACTED.
         """
         self._check_closed()
         return self._mode
@@ -414,10 +415,10 @@ class JMSContext:
 
     @runtime
     def close(self) -> None:
-        """Close the context's session, and the connection when no other context shares it;
-        idempotent.
+        """Close the context's session, and the connection when no other context shares it.
 
-        Raises IllegalStateRuntimeException when called from a listener of this context (JMS-20).
+        Idempotent. Raises IllegalStateRuntimeException when called from a listener of this context
+        (JMS-20).
         """
         if self._closed:
             return
@@ -487,10 +488,10 @@ class JMSProducer:
 
     @runtime
     def setDeliveryMode(self, deliveryMode: int) -> JMSProducer:
-        """Set the delivery mode, ``DeliveryMode.PERSISTENT`` or ``NON_PERSISTENT``; returns this
-        producer.
+        """Set the delivery mode; returns this producer.
 
-        Raises JMSRuntimeException for any other value (rule JMS-44).
+        ``DeliveryMode.PERSISTENT`` or ``NON_PERSISTENT``; any other value raises
+        JMSRuntimeException (rule JMS-44).
         """
         self._settings.set_delivery_mode(deliveryMode)
         return self
@@ -517,8 +518,7 @@ class JMSProducer:
         """Set the time to live in milliseconds (0: no expiry); returns this producer.
 
         Raises JMSRuntimeException for a negative or non-integer value, and with MQRC_EXPIRY_ERROR
-        when
-        shorter than a non-zero delivery delay (DD-2).
+        when shorter than a non-zero delivery delay (DD-2).
         """
         self._settings.set_time_to_live(timeToLive)
         return self
@@ -532,11 +532,9 @@ class JMSProducer:
         """Set the delivery delay in milliseconds; returns this producer.
 
         Raises JMSRuntimeException for a negative or non-integer value; with MQRC_OPTIONS_ERROR
-        above
-        the factory's maximum (DD-11), MQRC_EXPIRY_ERROR when longer than a non-zero time to live
-        (DD-2), MQRC_FUNCTION_NOT_SUPPORTED when the broker is known to have no delayed delivery
-        (DD-1;
-        otherwise at send).
+        above the factory's maximum (DD-11), MQRC_EXPIRY_ERROR when longer than a non-zero time to
+        live (DD-2), MQRC_FUNCTION_NOT_SUPPORTED when the broker is known to have no delayed
+        delivery (DD-1; otherwise at send).
         """
         delay = validate_milliseconds("deliveryDelay", deliveryDelay)
         # DD-11 and, where support is already known (the broker profile, or the anonymous
@@ -585,8 +583,7 @@ class JMSProducer:
         """Set an application property added to every message sent; returns this producer.
 
         Raises IllegalArgumentException for a null or empty name and MessageFormatRuntimeException
-        for
-        a value of an unsupported type (rule JMS-45).
+        for a value of an unsupported type (rule JMS-45).
         """
         # Validate name and type now, with a scratch message, so errors come from the setter.
         probe = Message()
@@ -616,8 +613,9 @@ class JMSProducer:
 
     @runtime
     def setJMSCorrelationID(self, correlationID: str | None) -> JMSProducer:
-        """Set the JMSCorrelationID for messages sent (it replaces the message's, JMS-46);
-        returns this producer.
+        """Set the JMSCorrelationID of messages sent; returns this producer.
+
+        It replaces the message's own (JMS-46).
         """
         self._correlation_id = correlationID
         return self
@@ -638,8 +636,9 @@ class JMSProducer:
         return cid if isinstance(cid, bytes) else None
 
     def setJMSType(self, type: str | None) -> JMSProducer:
-        """Set the JMSType for messages sent (it replaces the message's, JMS-46); returns this
-        producer.
+        """Set the JMSType of messages sent; returns this producer.
+
+        It replaces the message's own (JMS-46).
         """
         self._type = type
         return self
@@ -649,8 +648,9 @@ class JMSProducer:
         return self._type
 
     def setJMSReplyTo(self, replyTo: Destination | None) -> JMSProducer:
-        """Set the JMSReplyTo for messages sent (it replaces the message's, JMS-46); returns this
-        producer.
+        """Set the JMSReplyTo of messages sent; returns this producer.
+
+        It replaces the message's own (JMS-46).
         """
         self._reply_to = replyTo
         return self
@@ -671,20 +671,19 @@ class JMSConsumer:
 
     @runtime
     def receive(self, timeout: int | None = None) -> Message | None:
-        """Wait for a message; ``timeout`` in milliseconds (None or 0: until one arrives or the
-        consumer closes).
+        """Wait for a message; ``timeout`` in milliseconds.
 
-        Returns None when the time runs out or the consumer is closed (JMS-59). Raises
-        IllegalStateRuntimeException with a listener on the session, JMSRuntimeException for an
-        invalid
-        timeout.
+        None or 0 waits until one arrives or the consumer closes. Returns None when the time runs
+        out or the consumer is closed (JMS-59). Raises IllegalStateRuntimeException with a listener
+        on the session, JMSRuntimeException for an invalid timeout.
         """
         return self._consumer.receive(timeout)
 
     @runtime
     def receiveNoWait(self) -> Message | None:
-        """Return a message available now, or None (after draining the broker, see
-        ``MessageConsumer.receiveNoWait``).
+        """Return a message available now, or None.
+
+        Before returning None it drains the broker, as ``MessageConsumer.receiveNoWait``.
         """
         return self._consumer.receiveNoWait()
 
@@ -693,9 +692,8 @@ class JMSConsumer:
         """Receive the next message and return its body as type ``c``; ``timeout`` in milliseconds.
 
         Returns None when no message arrives in time. Raises MessageFormatRuntimeException when the
-        body
-        is not assignable to ``c``; in AUTO_ACKNOWLEDGE that message is returned again by the next
-        receive, not counted as a redelivery (rule JMS-64).
+        body is not assignable to ``c``; in AUTO_ACKNOWLEDGE that message is returned again by the
+        next receive, not counted as a redelivery (rule JMS-64).
         """
         return self._receive_body(c, check_receive_timeout(timeout), no_wait=False)
 
@@ -706,8 +704,9 @@ class JMSConsumer:
 
     @runtime
     def setMessageListener(self, listener: ListenerLike | None) -> None:
-        """Deliver messages to ``listener`` on the session's dispatch thread; None removes it
-        (JMS-61).
+        """Deliver messages to ``listener`` on the session's dispatch thread.
+
+        None removes the listener (JMS-61).
         """
         self._consumer.setMessageListener(listener)
 
@@ -746,8 +745,9 @@ class JMSConsumer:
 
     @runtime
     def close(self) -> None:
-        """Close the consumer; a blocked receive returns None; idempotent (see
-        ``MessageConsumer.close``).
+        """Close the consumer; idempotent.
+
+        A blocked receive returns None; see ``MessageConsumer.close``.
         """
         self._consumer.close()
 

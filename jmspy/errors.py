@@ -76,8 +76,8 @@ class _JMSError(Exception):
     def getErrorCode(self) -> str | None:
         """The provider-specific error code (``getErrorCode()``), or None.
 
-        For an exception raised by a documented restriction this is the IBM MQ reason name
-        (for example ``"MQRC_EXPIRY_ERROR"``) unless an explicit code was given.
+        For an exception raised by a documented restriction this is the IBM MQ reason name (for
+        example ``"MQRC_EXPIRY_ERROR"``) unless an explicit code was given.
         """
         return self.error_code
 
@@ -119,8 +119,8 @@ class InvalidClientIDException(JMSException):
 class InvalidDestinationException(JMSException):
     """A destination is missing, not understood, or no longer valid.
 
-    Also raised when the broker answers ``amqp:not-found`` (an unknown queue or a deleted
-    temporary destination).
+    Also raised when the broker answers ``amqp:not-found`` (an unknown queue or a deleted temporary
+    destination).
     """
 
 

@@ -87,14 +87,16 @@ class ConnectionFactory:
     ) -> Connection:
         """Create a connection, stopped until ``start()`` (rule JMS-2).
 
+        The AMQP connection opens here when a client id is configured or ``jms.awaitClientID`` is
+        false (so bad credentials raise JMSSecurityException at once, rule JMS-1); otherwise on
+        first use, leaving room for ``setClientID``.
+
         Args:
             userName: Overrides the factory's user name when given.
             password: Overrides the factory's password when given.
 
-        The AMQP connection opens here when a client id is configured or ``jms.awaitClientID`` is
-        false (so bad credentials raise JMSSecurityException at once, rule JMS-1); otherwise on
-        first
-        use, leaving room for ``setClientID``.
+        Returns:
+            The new connection.
         """
         options = self._options
         if userName is not None or password is not None:

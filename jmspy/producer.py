@@ -165,8 +165,7 @@ class MessageProducer:
         """Set the default time to live in milliseconds; 0 means no expiry.
 
         Raises JMSException for a negative or non-integer value, and with MQRC_EXPIRY_ERROR when it
-        is
-        shorter than a non-zero delivery delay (rule DD-2).
+        is shorter than a non-zero delivery delay (rule DD-2).
         """
         self._check_closed()
         self._settings.set_time_to_live(timeToLive)
@@ -181,9 +180,8 @@ class MessageProducer:
 
         Raises JMSException for a negative or non-integer value; MQRC_OPTIONS_ERROR above the
         factory's or destination's maximum (DD-11); MQRC_EXPIRY_ERROR when longer than a non-zero
-        time
-        to live (DD-2); MQRC_FUNCTION_NOT_SUPPORTED when the broker of this producer's link has no
-        delayed delivery (DD-1; an anonymous producer finds out at send).
+        time to live (DD-2); MQRC_FUNCTION_NOT_SUPPORTED when the broker of this producer's link has
+        no delayed delivery (DD-1; an anonymous producer finds out at send).
         """
         self._check_closed()
         delay = validate_milliseconds("deliveryDelay", deliveryDelay)

@@ -501,14 +501,11 @@ class Session(SessionTransactions):
     def createDurableConsumer(
         self, topic: Topic, name: str, messageSelector: str | None = None, noLocal: bool = False
     ) -> MessageConsumer:
-        """Consume from an unshared durable subscription ``name`` on ``topic``, creating it if
-        needed.
+        """Consume from the unshared durable subscription ``name`` on ``topic``.
 
-        Raises InvalidDestinationException unless ``topic`` is a Topic, IllegalStateException
-        without a
-        client id, JMSException for an empty name or a broker that keeps no durable subscriptions,
-        and
-        InvalidSelectorException for a bad selector.
+        The subscription is created if needed. Raises InvalidDestinationException unless ``topic``
+        is a Topic, IllegalStateException without a client id, JMSException for an empty name or a
+        broker that keeps no durable subscriptions, and InvalidSelectorException for a bad selector.
         """
         return self._subscribe(topic, name, messageSelector, noLocal, durable=True, shared=False)
 
@@ -518,8 +515,7 @@ class Session(SessionTransactions):
         """Consume from the shared durable subscription ``name`` on ``topic`` (no client id needed).
 
         Raises InvalidDestinationException unless ``topic`` is a Topic, JMSException for an empty
-        name
-        or a broker that keeps no durable subscriptions, InvalidSelectorException for a bad
+        name or a broker that keeps no durable subscriptions, InvalidSelectorException for a bad
         selector.
         """
         return self._subscribe(topic, name, messageSelector, False, durable=True, shared=True)
@@ -530,8 +526,7 @@ class Session(SessionTransactions):
         """Consume from the shared non-durable subscription ``sharedSubscriptionName`` on ``topic``.
 
         Raises InvalidDestinationException unless ``topic`` is a Topic, JMSException for an empty
-        name,
-        InvalidSelectorException for a bad selector.
+        name, InvalidSelectorException for a bad selector.
         """
         return self._subscribe(
             topic, sharedSubscriptionName, messageSelector, False, durable=False, shared=True
@@ -592,12 +587,12 @@ class Session(SessionTransactions):
         messageSelector: str | None = None,
         noLocal: bool = False,
     ) -> MessageConsumer:
-        """Create a consumer of ``destination`` (rule JMS-22); it receives once the connection
-        starts.
+        """Create a consumer of ``destination`` (rule JMS-22).
 
-        Raises InvalidDestinationException for a missing destination, or a temporary one of another
-        connection or already deleted, and InvalidSelectorException for a bad selector. ``noLocal``
-        skips messages published by this connection.
+        It receives once the connection starts. Raises InvalidDestinationException for a missing
+        destination, or a temporary one of another connection or already deleted, and
+        InvalidSelectorException for a bad selector. ``noLocal`` skips messages published by this
+        connection.
         """
         self._check_closed()
         if destination is None or not isinstance(destination, Destination):
@@ -663,9 +658,8 @@ class Session(SessionTransactions):
         """Close the session, its producers and consumers; an open transaction is rolled back.
 
         Nothing is acknowledged by closing; idempotent. Raises IllegalStateException when called
-        from
-        this session's own listener or completion listener (rule JMS-20). The whole close is bounded
-        by ``jms.closeTimeout``.
+        from this session's own listener or completion listener (rule JMS-20). The whole close is
+        bounded by ``jms.closeTimeout``.
         """
         if self._closed:
             return

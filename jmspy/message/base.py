@@ -88,8 +88,9 @@ class Message(MessageFacade):
     # -- headers --------------------------------------------------------------------------
 
     def getJMSMessageID(self) -> str | None:
-        """The JMSMessageID (``ID:...``) the provider set at send, or None (disabled or not
-        sent).
+        """The JMSMessageID (``ID:...``) set by the provider at send.
+
+        None when ids are disabled or the message was not sent.
         """
         return self._message_id
 
@@ -98,20 +99,23 @@ class Message(MessageFacade):
         self._message_id = value
 
     def getJMSTimestamp(self) -> int:
-        """The JMSTimestamp: milliseconds since the epoch when sent (0 when disabled or not
-        sent).
+        """The JMSTimestamp: when the message was sent, in milliseconds since the epoch.
+
+        0 when timestamps are disabled or the message was not sent.
         """
         return self._timestamp
 
     def setJMSTimestamp(self, value: int) -> None:
-        """Set the JMSTimestamp in milliseconds; JMSException unless a Java long. Replaced at
-        send.
+        """Set the JMSTimestamp in milliseconds; the provider replaces it at send.
+
+        Raises JMSException unless ``value`` is a Java long.
         """
         self._timestamp = check_java_long("JMSTimestamp", value)
 
     def getJMSCorrelationID(self) -> str | None:
-        """The JMSCorrelationID as a string; a binary one as ``ID:AMQP_BINARY:<hex>``, as Qpid
-        JMS.
+        """The JMSCorrelationID as a string, or None.
+
+        A binary correlation id is shown as ``ID:AMQP_BINARY:<hex>``, as Qpid JMS shows it.
         """
         cid = self._correlation_id
         if isinstance(cid, bytes):
@@ -137,8 +141,9 @@ class Message(MessageFacade):
         return cid
 
     def setJMSCorrelationIDAsBytes(self, value: bytes | bytearray | None) -> None:
-        """Set a binary JMSCorrelationID (sent as AMQP binary); MessageFormatException for
-        non-bytes.
+        """Set a binary JMSCorrelationID (sent as AMQP binary).
+
+        Raises MessageFormatException unless ``value`` is bytes-like or None.
         """
         if value is not None:
             _check_bytes_value(value, "setJMSCorrelationIDAsBytes")
@@ -165,8 +170,9 @@ class Message(MessageFacade):
         return self._delivery_mode
 
     def setJMSDeliveryMode(self, value: int) -> None:
-        """Set JMSDeliveryMode (PERSISTENT or NON_PERSISTENT, else JMSException); replaced at
-        send.
+        """Set JMSDeliveryMode; the provider replaces it at send.
+
+        Raises JMSException unless ``value`` is PERSISTENT (2) or NON_PERSISTENT (1).
         """
         if isinstance(value, bool) or value not in (
             DeliveryMode.NON_PERSISTENT,
@@ -179,8 +185,9 @@ class Message(MessageFacade):
         self._delivery_mode = value
 
     def getJMSRedelivered(self) -> bool:
-        """Whether the message was delivered before (AMQP ``delivery-count`` above 0, rule
-        WM-10).
+        """Whether the message was delivered before.
+
+        On receipt, AMQP ``delivery-count`` above 0 (rule WM-10).
         """
         return self._redelivered
 
@@ -209,8 +216,9 @@ class Message(MessageFacade):
         return self._delivery_time
 
     def setJMSDeliveryTime(self, value: int) -> None:
-        """Set JMSDeliveryTime in milliseconds; JMSException unless a Java long. Replaced at
-        send.
+        """Set JMSDeliveryTime in milliseconds; the provider replaces it at send.
+
+        Raises JMSException unless ``value`` is a Java long.
         """
         self._delivery_time = check_java_long("JMSDeliveryTime", value)
 
@@ -424,8 +432,9 @@ class Message(MessageFacade):
     # -- properties: public API -----------------------------------------------------------
 
     def propertyExists(self, name: str) -> bool:
-        """Whether property ``name`` is set (an invalid name is simply absent; headers are not
-        properties).
+        """Whether property ``name`` is set.
+
+        An invalid name is simply absent; headers are not properties.
         """
         try:
             name = _check_name(name, self._validate_names)
@@ -437,8 +446,9 @@ class Message(MessageFacade):
         return name in _SPECIAL_NAMES and self._special_exists(name)
 
     def getPropertyNames(self) -> list[str]:
-        """The names of the properties set, JMSX ones included (received names no JMS setter
-        accepts are left out).
+        """The names of the properties set, JMSX ones included.
+
+        Received names that no JMS setter accepts are left out, as Qpid JMS does.
         """
         names: list[str] = []
         props = self._properties
@@ -473,9 +483,8 @@ class Message(MessageFacade):
         """Set property ``name`` to a Java boolean; ``value`` must be a bool.
 
         Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
-        identifier),
-        MessageNotWriteableException when the properties are read-only (a received message), and
-        MessageFormatException for a value of the wrong type or out of range.
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
         """
         if not isinstance(value, bool):
             raise MessageFormatException(f"Value {value!r} is not a bool")
@@ -485,9 +494,8 @@ class Message(MessageFacade):
         """Set property ``name`` to a Java byte (-128..127).
 
         Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
-        identifier),
-        MessageNotWriteableException when the properties are read-only (a received message), and
-        MessageFormatException for a value of the wrong type or out of range.
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
         """
         self._set_typed(name, (_BYTE, _check_range(value, _BYTE_MIN, _BYTE_MAX, "byte")))
 
@@ -495,9 +503,8 @@ class Message(MessageFacade):
         """Set property ``name`` to a Java short (-32768..32767).
 
         Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
-        identifier),
-        MessageNotWriteableException when the properties are read-only (a received message), and
-        MessageFormatException for a value of the wrong type or out of range.
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
         """
         self._set_typed(name, (_SHORT, _check_range(value, _SHORT_MIN, _SHORT_MAX, "short")))
 
@@ -505,9 +512,8 @@ class Message(MessageFacade):
         """Set property ``name`` to a Java int (32-bit).
 
         Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
-        identifier),
-        MessageNotWriteableException when the properties are read-only (a received message), and
-        MessageFormatException for a value of the wrong type or out of range.
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
         """
         self._set_typed(name, (_INT, _check_range(value, _INT_MIN, _INT_MAX, "int")))
 
@@ -515,9 +521,8 @@ class Message(MessageFacade):
         """Set property ``name`` to a Java long (64-bit).
 
         Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
-        identifier),
-        MessageNotWriteableException when the properties are read-only (a received message), and
-        MessageFormatException for a value of the wrong type or out of range.
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
         """
         self._set_typed(name, (_LONG, _check_range(value, _LONG_MIN, _LONG_MAX, "long")))
 
@@ -525,9 +530,8 @@ class Message(MessageFacade):
         """Set property ``name`` to a Java float (rounded to 32 bits).
 
         Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
-        identifier),
-        MessageNotWriteableException when the properties are read-only (a received message), and
-        MessageFormatException for a value of the wrong type or out of range.
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
         """
         self._set_typed(name, (_FLOAT, _to_float32(_check_float(value, "float"))))
 
@@ -535,9 +539,8 @@ class Message(MessageFacade):
         """Set property ``name`` to a Java double.
 
         Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
-        identifier),
-        MessageNotWriteableException when the properties are read-only (a received message), and
-        MessageFormatException for a value of the wrong type or out of range.
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
         """
         self._set_typed(name, (_DOUBLE, _check_float(value, "double")))
 
@@ -545,9 +548,8 @@ class Message(MessageFacade):
         """Set property ``name`` to a Java String (or None).
 
         Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
-        identifier),
-        MessageNotWriteableException when the properties are read-only (a received message), and
-        MessageFormatException for a value of the wrong type or out of range.
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
         """
         if value is not None and not isinstance(value, str):
             raise MessageFormatException(f"Value {value!r} is not a str")
@@ -570,8 +572,8 @@ class Message(MessageFacade):
         """The property ``name`` as a Java boolean, converted per the JMS conversion table.
 
         An absent property is false. Raises IllegalArgumentException for an invalid name,
-        MessageFormatException when the
-        stored type does not convert, NumberFormatException when a String value does not parse.
+        MessageFormatException when the stored type does not convert, NumberFormatException when a
+        String value does not parse.
         """
         return _as_boolean(*self._get_typed(name))
 
@@ -579,8 +581,8 @@ class Message(MessageFacade):
         """The property ``name`` as a Java byte, converted per the JMS conversion table.
 
         An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
-        IllegalArgumentException for an invalid name, MessageFormatException when the
-        stored type does not convert, NumberFormatException when a String value does not parse.
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
         """
         return _as_byte(*self._get_typed(name))
 
@@ -588,8 +590,8 @@ class Message(MessageFacade):
         """The property ``name`` as a Java short, converted per the JMS conversion table.
 
         An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
-        IllegalArgumentException for an invalid name, MessageFormatException when the
-        stored type does not convert, NumberFormatException when a String value does not parse.
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
         """
         return _as_short(*self._get_typed(name))
 
@@ -597,8 +599,8 @@ class Message(MessageFacade):
         """The property ``name`` as a Java int, converted per the JMS conversion table.
 
         An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
-        IllegalArgumentException for an invalid name, MessageFormatException when the
-        stored type does not convert, NumberFormatException when a String value does not parse.
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
         """
         return _as_int(*self._get_typed(name))
 
@@ -606,8 +608,8 @@ class Message(MessageFacade):
         """The property ``name`` as a Java long, converted per the JMS conversion table.
 
         An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
-        IllegalArgumentException for an invalid name, MessageFormatException when the
-        stored type does not convert, NumberFormatException when a String value does not parse.
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
         """
         return _as_long(*self._get_typed(name))
 
@@ -615,8 +617,8 @@ class Message(MessageFacade):
         """The property ``name`` as a Java float, converted per the JMS conversion table.
 
         An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
-        IllegalArgumentException for an invalid name, MessageFormatException when the
-        stored type does not convert, NumberFormatException when a String value does not parse.
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
         """
         return _as_float(*self._get_typed(name))
 
@@ -624,8 +626,8 @@ class Message(MessageFacade):
         """The property ``name`` as a Java double, converted per the JMS conversion table.
 
         An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
-        IllegalArgumentException for an invalid name, MessageFormatException when the
-        stored type does not convert, NumberFormatException when a String value does not parse.
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
         """
         return _as_double(*self._get_typed(name))
 
@@ -633,16 +635,15 @@ class Message(MessageFacade):
         """The property ``name`` as a Java String, converted per the JMS conversion table.
 
         An absent property is None. Raises IllegalArgumentException for an invalid name,
-        MessageFormatException when the
-        stored type does not convert, NumberFormatException when a String value does not parse.
+        MessageFormatException when the stored type does not convert, NumberFormatException when a
+        String value does not parse.
         """
         return _as_string(*self._get_typed(name))
 
     def getObjectProperty(self, name: str) -> Any:
-        """The property ``name`` as a plain Python value (bool, int, float, str), or None when
-        absent.
+        """The property ``name`` as a plain Python value, or None when absent.
 
-        Raises IllegalArgumentException for an invalid name.
+        A bool, int, float or str. Raises IllegalArgumentException for an invalid name.
         """
         jt, v = self._get_typed(name)
         return _plain(jt, v)

@@ -249,12 +249,11 @@ class BytesMessage(Message):
         return self._read(_S_DOUBLE)
 
     def readUTF(self) -> str:
-        """Read a string in Java's modified UTF-8 with a two-byte length prefix
-        (``DataInput.readUTF``).
+        """Read a string in Java's modified UTF-8 (``DataInput.readUTF``).
 
-        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
-        end.
-        Malformed data raises MessageFormatException; on error the position is unchanged.
+        The string has a two-byte length prefix. Raises MessageNotReadableException before
+        :meth:`reset`, MessageEOFException past the end and MessageFormatException for malformed
+        data; on error the position is unchanged.
         """
         self._check_reading()
         start = self._rpos
@@ -362,12 +361,11 @@ class BytesMessage(Message):
         self._check_writing().extend(_S_DOUBLE.pack(_check_float(value, "double")))
 
     def writeUTF(self, value: str) -> None:
-        """Write a str in Java's modified UTF-8 with a two-byte length prefix
-        (``DataOutput.writeUTF``).
+        """Write a str in Java's modified UTF-8 (``DataOutput.writeUTF``).
 
-        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
-        the wrong type or range.
-        An encoding longer than 65535 bytes raises MessageFormatException.
+        The string gets a two-byte length prefix. Raises MessageNotWriteableException in read mode
+        and MessageFormatException for a value that is not a str or encodes to more than 65535
+        bytes.
         """
         if not isinstance(value, str):
             raise MessageFormatException(f"writeUTF needs a str, not {type(value).__name__}")
@@ -385,9 +383,8 @@ class BytesMessage(Message):
     ) -> None:
         """Write ``value[offset:offset + length]`` (all of it by default) to the body.
 
-        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
-        the wrong type or range.
-        An offset or length outside ``value`` raises IndexError.
+        Raises MessageNotWriteableException in read mode, MessageFormatException unless ``value`` is
+        bytes-like, and IndexError for an offset or length outside ``value``.
         """
         buf = self._check_writing()
         _check_bytes_value(value, "BytesMessage.writeBytes")

@@ -74,8 +74,8 @@ class MapMessage(Message):
         """The entry ``name`` as a Java boolean, converted per the JMS conversion table.
 
         An absent entry is false. Raises IllegalArgumentException for an empty name,
-        MessageFormatException when
-        the stored type does not convert, NumberFormatException when a String does not parse.
+        MessageFormatException when the stored type does not convert, NumberFormatException when a
+        String does not parse.
         """
         return _as_boolean(*self._get(name))
 
@@ -83,8 +83,8 @@ class MapMessage(Message):
         """The entry ``name`` as a Java byte, converted per the JMS conversion table.
 
         An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
-        name, MessageFormatException when
-        the stored type does not convert, NumberFormatException when a String does not parse.
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
         """
         return _as_byte(*self._get(name))
 
@@ -92,8 +92,8 @@ class MapMessage(Message):
         """The entry ``name`` as a Java short, converted per the JMS conversion table.
 
         An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
-        name, MessageFormatException when
-        the stored type does not convert, NumberFormatException when a String does not parse.
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
         """
         return _as_short(*self._get(name))
 
@@ -109,8 +109,8 @@ class MapMessage(Message):
         """The entry ``name`` as a Java int, converted per the JMS conversion table.
 
         An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
-        name, MessageFormatException when
-        the stored type does not convert, NumberFormatException when a String does not parse.
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
         """
         return _as_int(*self._get(name))
 
@@ -118,8 +118,8 @@ class MapMessage(Message):
         """The entry ``name`` as a Java long, converted per the JMS conversion table.
 
         An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
-        name, MessageFormatException when
-        the stored type does not convert, NumberFormatException when a String does not parse.
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
         """
         return _as_long(*self._get(name))
 
@@ -127,8 +127,8 @@ class MapMessage(Message):
         """The entry ``name`` as a Java float, converted per the JMS conversion table.
 
         An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
-        name, MessageFormatException when
-        the stored type does not convert, NumberFormatException when a String does not parse.
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
         """
         return _as_float(*self._get(name))
 
@@ -136,8 +136,8 @@ class MapMessage(Message):
         """The entry ``name`` as a Java double, converted per the JMS conversion table.
 
         An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
-        name, MessageFormatException when
-        the stored type does not convert, NumberFormatException when a String does not parse.
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
         """
         return _as_double(*self._get(name))
 
@@ -145,14 +145,15 @@ class MapMessage(Message):
         """The entry ``name`` as a Java String, converted per the JMS conversion table.
 
         An absent entry is None. Raises IllegalArgumentException for an empty name,
-        MessageFormatException when
-        the stored type does not convert, NumberFormatException when a String does not parse.
+        MessageFormatException when the stored type does not convert, NumberFormatException when a
+        String does not parse.
         """
         return _as_string(*self._get(name))
 
     def getBytes(self, name: str) -> bytes | None:
-        """A copy of the byte array entry ``name``, or None when absent; MessageFormatException
-        for another type.
+        """A copy of the byte array entry ``name``, or None when absent.
+
+        Raises MessageFormatException for an entry of another type.
         """
         return _as_bytes(*self._get(name))
 
@@ -255,9 +256,8 @@ class MapMessage(Message):
         """Set entry ``name`` to a copy of ``value[offset:offset + length]`` (all of it by default).
 
         Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
-        body is
-        read-only, MessageFormatException for a value that is not bytes-like, IndexError for an
-        offset or length outside ``value``.
+        body is read-only, MessageFormatException for a value that is not bytes-like, IndexError for
+        an offset or length outside ``value``.
         """
         if value is None:
             self._put(name, (_BYTES, None))

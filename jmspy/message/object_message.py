@@ -49,8 +49,7 @@ class ObjectMessage(Message):
         """Set the body to ``obj``, pickled now (protocol 5); None removes the body.
 
         Later changes to ``obj`` do not reach the message. Raises MessageNotWriteableException when
-        the
-        body is read-only and MessageFormatException (linking the cause) when ``obj`` cannot be
+        the body is read-only and MessageFormatException (linking the cause) when ``obj`` cannot be
         pickled.
         """
         self._check_body_writeable()
@@ -69,13 +68,12 @@ class ObjectMessage(Message):
         self._content_type = PYTHON_SERIALIZED_CONTENT_TYPE
 
     def getObject(self) -> Any:
-        """The body object: a fresh unpickled copy, or the decoded AMQP value of a typed body; None
-        without a body.
+        """The body object, or None without a body.
 
-        Raises MessageFormatException for a Java-serialized body or another content type (use
+        A pickled body is unpickled afresh on each call; a typed body is a copy of the decoded AMQP
+        value. Raises MessageFormatException for a Java-serialized body or another content type (use
         :meth:`getSerializedBytes`), for a class the DeserializationPolicy does not allow (rule
-        SEC-5),
-        or when unpickling fails.
+        SEC-5), or when unpickling fails.
         """
         if self._has_typed:
             return _deep_copy(self._typed)
@@ -108,8 +106,9 @@ class ObjectMessage(Message):
         return self._serialized
 
     def set_deserialization_policy(self, policy: DeserializationPolicy | None) -> None:
-        """Provider surface: the policy :meth:`getObject` unpickles under (None: the default,
-        which allows no class).
+        """Provider surface: the policy :meth:`getObject` unpickles under.
+
+        None restores the default, which allows no class.
         """
         self._policy = _DEFAULT_POLICY if policy is None else policy
 
@@ -122,8 +121,9 @@ class ObjectMessage(Message):
         return self._has_typed
 
     def set_serialized_body(self, data: bytes, content_type: str | None) -> None:
-        """Provider surface: install serialized body bytes with their content type (replaces a
-        typed body).
+        """Provider surface: install serialized body bytes with their content type.
+
+        A typed body is replaced.
         """
         self._serialized = data
         self._content_type = content_type
@@ -150,8 +150,9 @@ class ObjectMessage(Message):
         self.get_property_store()[JMS_AMQP_TYPED_ENCODING] = (_BOOLEAN, True)
 
     def clearProperties(self) -> None:
-        """Remove every property; ``JMS_AMQP_TYPED_ENCODING`` survives, as it belongs to the body
-        (as in Qpid JMS).
+        """Remove every property except ``JMS_AMQP_TYPED_ENCODING``.
+
+        The typed encoding belongs to the body, as in Qpid JMS.
         """
         # As in Qpid JMS, the typed encoding belongs to the body's encoding and survives
         # clearProperties (its property intercepter has nothing to clear).
@@ -196,8 +197,9 @@ class ObjectMessage(Message):
         return obj
 
     def isBodyAssignableTo(self, cls: type) -> bool:
-        """Whether :meth:`getBody` could return the body as ``cls`` (false when it cannot be
-        loaded).
+        """Whether :meth:`getBody` could return the body as ``cls``.
+
+        False when the body cannot be loaded.
         """
         if not self._has_body():
             return True

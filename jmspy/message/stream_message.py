@@ -335,12 +335,11 @@ class StreamMessage(Message):
     def writeBytes(
         self, value: bytes | bytearray | memoryview, offset: int = 0, length: int | None = None
     ) -> None:
-        """Append a copy of ``value[offset:offset + length]`` (all of it by default) as one byte
-        array item.
+        """Append a copy of ``value[offset:offset + length]`` as one byte array item.
 
-        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
-        the wrong type or range.
-        An offset or length outside ``value`` raises IndexError.
+        All of ``value`` by default. Raises MessageNotWriteableException in read mode,
+        MessageFormatException unless ``value`` is bytes-like, and IndexError for an offset or
+        length outside ``value``.
         """
         _check_bytes_value(value, "StreamMessage.writeBytes")
         end = len(value) if length is None else offset + length
@@ -349,11 +348,10 @@ class StreamMessage(Message):
         self._check_writing().append((_BYTES, bytes(value[offset:end])))
 
     def writeObject(self, value: Any) -> None:
-        """Append a Python value typed as ``Message.setObjectProperty`` types it (bytes-like
-        allowed).
+        """Append a Python value, typed as ``Message.setObjectProperty`` types it.
 
-        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
-        the wrong type or range.
+        Bytes-like values are allowed (byte arrays). Raises MessageNotWriteableException in read
+        mode and MessageFormatException for a value of an unsupported type.
         """
         tv = _typed_object(value, allow_bytes=True)
         self._check_writing().append(tv)
