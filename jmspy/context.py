@@ -379,7 +379,9 @@ class JMSContext:
     def acknowledge(self) -> None:
         """Acknowledge every message consumed by this context's session (CLIENT_ACKNOWLEDGE).
 
-        Raises IllegalStateRuntimeException when the context is closed (JMS-54).
+        A no-op in the other session modes. Raises IllegalStateRuntimeException when the context
+        is closed (JMS-54), and when messages delivered before a reconnect could not be
+        acknowledged (the broker redelivers them).
         """
         self._check_closed()
         if self._session is not None:

@@ -196,7 +196,7 @@ class Message(MessageFacade):
         self._redelivered = bool(value)
 
     def getJMSType(self) -> str | None:
-        """The JMSType (the ``x-opt-jms-type`` annotation, rule WM-13), or None."""
+        """The JMSType (AMQP ``properties.subject``, rule WM-13), or None."""
         return self._type
 
     def setJMSType(self, value: str | None) -> None:
