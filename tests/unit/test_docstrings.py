@@ -3,9 +3,11 @@
 The API reference is generated from docstrings (mkdocstrings), which shows each class's own
 members, so an override must carry its own docstring rather than rely on the base class's.
 The walk covers everything ``jmspy`` and ``jmspy.message`` export, the exception tree of
-``jmspy.errors``, and the public methods and properties of every exported class (including those
-inherited from other jmspy classes). A snake_case alias that is the very same function object as
-its camelCase method shares that method's docstring and is not listed twice.
+``jmspy.errors``, the types the API takes or hands out from other modules (redelivery policy,
+connection options, endpoint, failover options), and the public methods and properties of every
+one of those classes (including those inherited from other jmspy classes). A snake_case alias
+that is the very same function object as its camelCase method shares that method's docstring
+and is not listed twice.
 """
 
 from __future__ import annotations
@@ -18,6 +20,21 @@ from typing import Any
 import jmspy
 import jmspy.errors
 import jmspy.message
+from jmspy.failover_options import FailoverOptions
+from jmspy.options import ConnectionOptions, Endpoint
+from jmspy.redelivery import DefaultRandom, RandomSource, RedeliveryPolicy
+
+# Public types that live in modules ``jmspy`` does not re-export, yet the API takes or returns
+# them (``setRedeliveryPolicy``, ``Connection.options``, ``ConnectionFactory.endpoint`` and
+# ``failover``), so the API reference documents them too.
+_REACHABLE_TYPES: tuple[type, ...] = (
+    RedeliveryPolicy,
+    RandomSource,
+    DefaultRandom,
+    ConnectionOptions,
+    Endpoint,
+    FailoverOptions,
+)
 
 
 def _own_doc(obj: object) -> bool:
@@ -87,6 +104,8 @@ def _public_api() -> Iterator[tuple[str, object]]:
             continue
         if inspect.isclass(obj) or inspect.isfunction(obj):
             yield name, obj
+    for cls in _REACHABLE_TYPES:
+        yield cls.__name__, cls
 
 
 def test_every_public_callable_has_a_docstring() -> None:
