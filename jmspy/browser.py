@@ -137,10 +137,13 @@ class QueueBrowser:
         self._open.clear()
 
     def __enter__(self) -> QueueBrowser:
+        """Enter a ``with`` block; returns this browser."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the browser, whatever happened inside."""
         self.close()
 
     def __iter__(self) -> Iterator[Message]:
+        """Iterate over the queue's messages (``for m in browser``) with a new enumeration."""
         return self.getEnumeration()

@@ -632,7 +632,9 @@ class Connection:
             pass
 
     def __enter__(self) -> Connection:
+        """Enter a ``with`` block; returns this connection."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the connection, whatever happened inside."""
         self.close()

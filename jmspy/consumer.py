@@ -703,9 +703,11 @@ class MessageConsumer(BatchDelivery):
         self._port.consumer_closed(self)
 
     def __enter__(self) -> MessageConsumer:
+        """Enter a ``with`` block; returns this consumer."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the consumer, whatever happened inside."""
         self.close()
 
     def __iter__(self) -> Iterator[Message]:

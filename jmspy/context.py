@@ -437,9 +437,11 @@ class JMSContext:
         self._shared.release()
 
     def __enter__(self) -> JMSContext:
+        """Enter a ``with`` block; returns this context."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the context, whatever happened inside."""
         self.close()
 
 
@@ -754,10 +756,16 @@ class JMSConsumer:
         self._consumer.close()
 
     def __enter__(self) -> JMSConsumer:
+        """Enter a ``with`` block; returns this consumer."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the consumer, whatever happened inside."""
         self.close()
 
     def __iter__(self) -> Any:
+        """Iterate over messages until the consumer is closed (``for m in consumer``).
+
+        Each step is a blocking :meth:`receive`; checked exceptions are not converted here.
+        """
         return iter(self._consumer)

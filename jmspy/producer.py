@@ -423,7 +423,9 @@ class MessageProducer:
         self._port.producer_closed(self)
 
     def __enter__(self) -> MessageProducer:
+        """Enter a ``with`` block; returns this producer."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the producer, whatever happened inside."""
         self.close()

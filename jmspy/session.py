@@ -720,9 +720,11 @@ class Session(SessionTransactions):
             self._connection_port.session_closed(self)
 
     def __enter__(self) -> Session:
+        """Enter a ``with`` block; returns this session."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the session, whatever happened inside."""
         self.close()
 
 

@@ -5,9 +5,9 @@ members, so an override must carry its own docstring rather than rely on the bas
 The walk covers everything ``jmspy`` and ``jmspy.message`` export, the exception tree of
 ``jmspy.errors``, the types the API takes or hands out from other modules (redelivery policy,
 connection options, endpoint, failover options), and the public methods and properties of every
-one of those classes (including those inherited from other jmspy classes). A snake_case alias
-that is the very same function object as its camelCase method shares that method's docstring
-and is not listed twice.
+one of those classes (including those inherited from other jmspy classes), with ``__enter__``,
+``__exit__`` and ``__iter__``. A snake_case alias that is the very same function object as its
+camelCase method shares that method's docstring and is not listed twice.
 """
 
 from __future__ import annotations
@@ -57,6 +57,15 @@ def _function_of(member: object) -> Any:
     return None
 
 
+# The Python conveniences on the API classes (``with`` and ``for``) are documented like the JMS
+# methods; other dunders are Python's own protocol and need no docstring.
+_CONVENIENCES = frozenset({"__enter__", "__exit__", "__iter__"})
+
+
+def _is_public(name: str) -> bool:
+    return not name.startswith("_") or name in _CONVENIENCES
+
+
 def _is_api_class(cls: type, package: str) -> bool:
     return cls.__module__ == package or cls.__module__.startswith(package + ".")
 
@@ -78,7 +87,7 @@ def undocumented(exported: Iterable[tuple[str, object]], package: str = "jmspy")
                     continue
                 for name, member in vars(cls).items():
                     function = _function_of(member)
-                    if name.startswith("_") or function is None or id(function) in seen:
+                    if not _is_public(name) or function is None or id(function) in seen:
                         continue
                     seen.add(id(function))
                     if not _own_doc(function):
@@ -137,6 +146,12 @@ def test_the_walker_finds_undocumented_members() -> None:
         def _private(self) -> None:
             pass
 
+        def __iter__(self) -> Iterator[int]:
+            return iter(())
+
+        def __repr__(self) -> str:
+            return "Child"
+
     def bare_function() -> None:
         pass
 
@@ -146,6 +161,7 @@ def test_the_walker_finds_undocumented_members() -> None:
     assert found == sorted(
         [
             f"{prefix}.Child",
+            f"{prefix}.Child.__iter__",
             f"{prefix}.Child.documented",
             f"{prefix}.Child.value",
             f"{prefix}.Base.bare",
