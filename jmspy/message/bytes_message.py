@@ -291,10 +291,9 @@ class BytesMessage(Message):
     # -- writing ------------------------------------------------------------------------
 
     def writeBoolean(self, value: bool) -> None:
-        """Write a boolean as one byte (1 or 0) to the body.
+        """Write a boolean as one byte (1 for a true value, else 0) to the body.
 
-        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
-        the wrong type or range.
+        Raises MessageNotWriteableException in read mode.
         """
         self._check_writing().append(1 if value else 0)
 
