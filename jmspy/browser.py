@@ -41,14 +41,22 @@ class QueueBrowser:
         self._port.check_closed()
 
     def getQueue(self) -> Queue:
+        """The queue being browsed (IllegalStateException when closed)."""
         self._check_closed()
         return self._queue
 
     def getMessageSelector(self) -> str | None:
+        """The browser's message selector, or None."""
         self._check_closed()
         return self._selector
 
     def getEnumeration(self) -> Iterator[Message]:
+        """Iterate over the messages on the queue now, without consuming them.
+
+        Each call opens its own non-destructive link; the iteration ends when a drain comes back
+        empty. Raises IllegalStateException when closed and JMSException when the broker cannot
+        browse (its ``copy`` links would consume).
+        """
         self._check_closed()
         connection = self._port.connection
         options = connection.options
@@ -120,6 +128,7 @@ class QueueBrowser:
             receiver.close()
 
     def close(self) -> None:
+        """Close the browser and every enumeration still open; idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -128,10 +137,13 @@ class QueueBrowser:
         self._open.clear()
 
     def __enter__(self) -> QueueBrowser:
+        """Enter a ``with`` block; returns this browser."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the browser, whatever happened inside."""
         self.close()
 
     def __iter__(self) -> Iterator[Message]:
+        """Iterate over the queue's messages (``for m in browser``) with a new enumeration."""
         return self.getEnumeration()

@@ -36,7 +36,17 @@ log = logging.getLogger("jmspy.connection")
 
 
 class ExceptionListener(Protocol):
-    def onException(self, exception: JMSException) -> None: ...
+    """Hears of connection problems that no call can report (``jakarta.jms.ExceptionListener``).
+
+    A plain callable taking the exception works too. Invocations for one connection are serialised
+    and run on a jmspy thread, never the engine thread.
+    """
+
+    def onException(self, exception: JMSException) -> None:
+        """Called with the connection's failure.
+
+        Also called for an asynchronous send that failed after ``send`` returned.
+        """
 
 
 class ConnectionListener(Protocol):
@@ -50,13 +60,17 @@ class ConnectionListener(Protocol):
       the ExceptionListener hears about it too.
     """
 
-    def onConnectionEstablished(self, uri: str) -> None: ...
+    def onConnectionEstablished(self, uri: str) -> None:
+        """The first connect to ``uri`` succeeded."""
 
-    def onConnectionInterrupted(self, uri: str) -> None: ...
+    def onConnectionInterrupted(self, uri: str) -> None:
+        """Failover lost the connection to ``uri`` and is reconnecting."""
 
-    def onConnectionRestored(self, uri: str) -> None: ...
+    def onConnectionRestored(self, uri: str) -> None:
+        """Reconnected to ``uri``; sessions, producers and consumers were re-created."""
 
-    def onConnectionFailure(self, exception: JMSException) -> None: ...
+    def onConnectionFailure(self, exception: JMSException) -> None:
+        """The connection failed for good (failover gave up, or there is no failover)."""
 
 
 _LISTENER_METHODS = {
@@ -79,40 +93,54 @@ class ConnectionMetaData:
         self._connection = connection
 
     def getJMSVersion(self) -> str:
+        """The JMS version implemented: ``"2.0"``."""
         return "2.0"
 
     def getJMSMajorVersion(self) -> int:
+        """The JMS major version: 2."""
         return 2
 
     def getJMSMinorVersion(self) -> int:
+        """The JMS minor version: 0."""
         return 0
 
     def getJMSProviderName(self) -> str:
+        """The provider name: ``"jmspy"``."""
         return "jmspy"
 
     def getProviderVersion(self) -> str:
+        """The jmspy version string."""
         return __version__
 
     def getProviderMajorVersion(self) -> int:
+        """The major part of the jmspy version."""
         return int(__version__.split(".")[0])
 
     def getProviderMinorVersion(self) -> int:
+        """The minor part of the jmspy version."""
         return int(__version__.split(".")[1])
 
     def getJMSXPropertyNames(self) -> list[str]:
+        """The JMSX properties jmspy supports.
+
+        JMSXUserID, JMSXGroupID, JMSXGroupSeq and JMSXDeliveryCount.
+        """
         return list(self.JMSX_PROPERTY_NAMES)
 
     # jmspy additions: what the broker said about itself in its open frame.
     def getBrokerProduct(self) -> str | None:
+        """jmspy extension: the ``product`` the broker named in its open frame, or None."""
         props = self._connection.wire.remote_properties()
         product = props.get("product")
         return str(product) if product is not None else None
 
     def getBrokerVersion(self) -> str | None:
+        """jmspy extension: the ``version`` the broker named in its open frame, or None."""
         version = self._connection.wire.remote_properties().get("version")
         return str(version) if version is not None else None
 
     def getOfferedCapabilities(self) -> frozenset[str]:
+        """jmspy extension: the capabilities the broker offered in its open frame."""
         return self._connection.wire.offered_capabilities()
 
     def getAdapter(self) -> str:
@@ -202,6 +230,10 @@ class Connection:
 
     @property
     def options(self) -> ConnectionOptions:
+        """The connection's options.
+
+        The ``jms.*``, ``amqp.*`` and ``transport.*`` settings from the URL and the factory.
+        """
         return self._options
 
     def _check_closed(self) -> None:
@@ -293,6 +325,7 @@ class Connection:
         self._connection_listener = listener
 
     def getConnectionListener(self) -> ConnectionListener | Any | None:
+        """The listener set with :meth:`setConnectionListener`, or None."""
         return self._connection_listener
 
     def getConnectedURI(self) -> str | None:
@@ -351,10 +384,27 @@ class Connection:
     # ---- JMS API -------------------------------------------------------------------------
 
     def getClientID(self) -> str | None:
+        """The client id: set with :meth:`setClientID` or ``jms.clientID``, else None.
+
+        Raises IllegalStateException when the connection is closed.
+        """
         self._check_closed()
         return self._client_id
 
     def setClientID(self, clientID: str) -> None:
+        """Set the client id; allowed only right after the connection is created (rule JMS-4).
+
+        The AMQP connection opens at once so the broker checks the id here.
+
+        Args:
+            clientID: The id, used as the AMQP container id.
+
+        Raises:
+            IllegalStateException: An id is already configured (JMS-5), or the connection was used
+                or is open already (``jms.awaitClientID=false`` opens it at creation).
+            InvalidClientIDException: The id is empty, or the broker refuses it as a duplicate
+                (JMS-6).
+        """
         self._check_closed()
         if self._client_id_fixed:
             raise IllegalStateException(
@@ -374,17 +424,24 @@ class Connection:
         self._ensure_open()
 
     def getMetaData(self) -> ConnectionMetaData:
+        """What the client and the broker are, as :class:`ConnectionMetaData`."""
         self._check_closed()
         self._used = True
         return ConnectionMetaData(self)
 
     def getExceptionListener(self) -> Any:
+        """The exception listener set with :meth:`setExceptionListener`, or None."""
         self._check_closed()
         return self._exception_listener
 
     def setExceptionListener(
         self, listener: ExceptionListener | Callable[[JMSException], None] | None
     ) -> None:
+        """Set (or with None clear) the listener told of failures no call can report.
+
+        It receives the connection failure and asynchronous send failures, one at a time, on a jmspy
+        thread. An :class:`ExceptionListener` or a plain callable.
+        """
         self._check_closed()
         self._used = True
         self._exception_listener = listener
@@ -420,6 +477,10 @@ class Connection:
         return session
 
     def start(self) -> None:
+        """Start (or restart) delivery to this connection's consumers; idempotent (rule JMS-8).
+
+        A connection is created stopped (JMS-2): receive() blocks and listeners wait until start().
+        """
         self._check_closed()
         self._ensure_open()
         with self._state:
@@ -429,6 +490,11 @@ class Connection:
             hooks.on_connection_started()
 
     def stop(self) -> None:
+        """Pause delivery to consumers; sending still works; idempotent (rule JMS-8).
+
+        Returns when running listeners have returned. Raises IllegalStateException when called from
+        a listener of this connection (JMS-9).
+        """
         self._check_closed()
         if self._in_own_listener():
             raise IllegalStateException(
@@ -443,6 +509,12 @@ class Connection:
             hooks.wait_for_listener()
 
     def close(self) -> None:
+        """Close the connection with every session, producer and consumer; idempotent (JMS-13).
+
+        A blocked receive ends (JMS-11); nothing is acknowledged (JMS-12). The close is bounded by
+        ``jms.closeTimeout``. Raises IllegalStateException when called from a message or completion
+        listener of this connection (JMS-10).
+        """
         if self._closed:
             return
         if self._in_own_listener():
@@ -560,7 +632,9 @@ class Connection:
             pass
 
     def __enter__(self) -> Connection:
+        """Enter a ``with`` block; returns this connection."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the connection, whatever happened inside."""
         self.close()

@@ -41,13 +41,23 @@ log = logging.getLogger("jmspy.consumer")
 
 
 class MessageListener(Protocol):
-    def onMessage(self, message: Message) -> None: ...
+    """Receives messages asynchronously (``jakarta.jms.MessageListener``).
+
+    A plain callable taking the message works too.
+    """
+
+    def onMessage(self, message: Message) -> None:
+        """Called with each message, one at a time, on the session's dispatch thread (rule JMS-65).
+
+        An exception redelivers the message in AUTO_ACKNOWLEDGE and moves on in CLIENT (JMS-63).
+        """
 
 
 class BatchMessageListener(Protocol):
     """JMS_SPEC-36: receives messages in batches (a list, in delivery order)."""
 
-    def onMessages(self, messages: list[Message]) -> None: ...
+    def onMessages(self, messages: list[Message]) -> None:
+        """Called with each batch: at most ``batchSize`` messages, in delivery order (BL-1)."""
 
 
 ListenerLike = MessageListener | Callable[[Message], Any]
@@ -311,6 +321,7 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
         self._policy = adapter.bounded_policy(policy) if policy else self._default_policy
 
     def getRedeliveryPolicy(self) -> RedeliveryPolicy:
+        """jmspy extension: the redelivery policy in force for this consumer."""
         return self._policy
 
     def _give_up(self, inbound: InboundDelivery, count: int) -> None:
@@ -444,14 +455,17 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
     # ---- JMS API -------------------------------------------------------------------------------
 
     def getMessageSelector(self) -> str | None:
+        """The consumer's message selector, or None (IllegalStateException when closed)."""
         self._check_closed()
         return self._selector
 
     def getNoLocal(self) -> bool:
+        """Whether messages published by this connection are skipped."""
         self._check_closed()
         return self._no_local
 
     def getDestination(self) -> Destination:
+        """The destination this consumer receives from."""
         return self._destination
 
     # jmspy extensions for monitoring and tests: nothing on the wire shows either number.
@@ -466,10 +480,16 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
         return self._receiving
 
     def getMessageListener(self) -> ListenerLike | None:
+        """The message listener, or None (IllegalStateException when closed)."""
         self._check_closed()
         return self._listener
 
     def setMessageListener(self, listener: ListenerLike | None) -> None:
+        """Deliver messages to ``listener`` on the session's dispatch thread.
+
+        None removes the listener (JMS-61). Raises IllegalStateException when closed or when a
+        BatchMessageListener is set.
+        """
         self._check_closed()
         if listener is not None and self._batch_listener is not None:
             raise IllegalStateException(
@@ -521,6 +541,7 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
             self._port.signal_ready(self)
 
     def getBatchMessageListener(self) -> BatchListenerLike | None:
+        """The batch listener, or None (IllegalStateException when closed)."""
         self._check_closed()
         return self._batch_listener
 
@@ -530,6 +551,12 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
         return self._receive(check_receive_timeout(timeout), no_wait=False)
 
     def receiveNoWait(self) -> Message | None:
+        """Return a message available now, or None.
+
+        Before returning None it drains what the broker still holds (bounded by
+        ``jmspy.receiveDrainTimeout``) unless ``jms.receiveNoWaitLocalOnly`` is set. Raises
+        IllegalStateException with a listener on the session (JMS-21).
+        """
         return self._receive(0.0, no_wait=True)
 
     def _receive_body(self, body_type: type, timeout_s: float | None, no_wait: bool) -> Any:
@@ -628,6 +655,12 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
         self._receiver.settle_many(undelivered, "released")
 
     def close(self) -> None:
+        """Close the consumer; a blocked receive returns None; idempotent (JMS-11, JMS-13).
+
+        Prefetched messages are released; unacknowledged CLIENT_ACKNOWLEDGE messages are failed
+        (RD-4). From its own onMessage the close completes after the call returns (JMS-62, BL-9). A
+        durable subscription survives (only unsubscribe removes it).
+        """
         if self._closed:
             return
         if self._in_own_listener_call:
@@ -667,9 +700,11 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
         self._port.consumer_closed(self)
 
     def __enter__(self) -> MessageConsumer:
+        """Enter a ``with`` block; returns this consumer."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the consumer, whatever happened inside."""
         self.close()
 
     def __iter__(self) -> Iterator[Message]:

@@ -153,11 +153,22 @@ class JMSContext:
 
     @runtime
     def createContext(self, sessionMode: int) -> JMSContext:
+        """Create another context on the same connection with its own session (``sessionMode``).
+
+        The connection closes with the last context that shares it. Raises JMSRuntimeException for
+        an invalid session mode (rule JMS-3) and IllegalStateRuntimeException when this context is
+        closed.
+        """
         self._check_closed()
         return JMSContext(self._shared, sessionMode)
 
     @runtime
     def createProducer(self) -> JMSProducer:
+        """Create a :class:`JMSProducer` with its own settings.
+
+        Every producer of a context sends through the context's one anonymous producer. Raises
+        IllegalStateRuntimeException when the context is closed.
+        """
         self._check_closed()
         return JMSProducer(self._check_closed, self._anonymous_producer)
 
@@ -165,6 +176,12 @@ class JMSContext:
     def createConsumer(
         self, destination: Destination, messageSelector: str | None = None, noLocal: bool = False
     ) -> JMSConsumer:
+        """Create a :class:`JMSConsumer` of ``destination``.
+
+        Starts the connection unless autoStart is off (JMS-52). Raises
+        InvalidDestinationRuntimeException for a missing or unusable destination and
+        InvalidSelectorRuntimeException for a bad selector, as ``Session.createConsumer``.
+        """
         consumer = self._session_or_create().createConsumer(destination, messageSelector, noLocal)
         if self._auto_start:
             self._connection.start()
@@ -183,6 +200,11 @@ class JMSContext:
         messageSelector: str | None = None,
         noLocal: bool = False,
     ) -> JMSConsumer:
+        """Consume from the unshared durable subscription ``name`` on ``topic`` (needs a client id).
+
+        Starts the connection unless autoStart is off. Raises what ``Session.createDurableConsumer``
+        raises, as runtime exceptions.
+        """
         session = self._session_or_create()
         return self._auto_started(
             session.createDurableConsumer(topic, name, messageSelector, noLocal)
@@ -192,6 +214,11 @@ class JMSContext:
     def createSharedDurableConsumer(
         self, topic: Topic, name: str, messageSelector: str | None = None
     ) -> JMSConsumer:
+        """Consume from the shared durable subscription ``name`` on ``topic``.
+
+        Starts the connection unless autoStart is off. Raises what
+        ``Session.createSharedDurableConsumer`` raises, as runtime exceptions.
+        """
         session = self._session_or_create()
         return self._auto_started(session.createSharedDurableConsumer(topic, name, messageSelector))
 
@@ -199,6 +226,11 @@ class JMSContext:
     def createSharedConsumer(
         self, topic: Topic, sharedSubscriptionName: str, messageSelector: str | None = None
     ) -> JMSConsumer:
+        """Consume from the shared non-durable subscription ``sharedSubscriptionName`` on ``topic``.
+
+        Starts the connection unless autoStart is off. Raises what ``Session.createSharedConsumer``
+        raises, as runtime exceptions.
+        """
         session = self._session_or_create()
         return self._auto_started(
             session.createSharedConsumer(topic, sharedSubscriptionName, messageSelector)
@@ -206,105 +238,151 @@ class JMSContext:
 
     @runtime
     def unsubscribe(self, name: str) -> None:
+        """Delete the durable subscription ``name``.
+
+        Raises IllegalStateRuntimeException while a consumer of this connection is active on it.
+        """
         self._session_or_create().unsubscribe(name)
 
     @runtime
     def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> Any:
+        """Browse ``queue`` without consuming, optionally filtered by a selector.
+
+        See ``Session.createBrowser``; its exceptions are raised as runtime twins.
+        """
         return self._session_or_create().createBrowser(queue, messageSelector)
 
     @runtime
     def createTemporaryQueue(self) -> Any:
+        """Create a queue that lives as long as the connection (or until delete())."""
         return self._session_or_create().createTemporaryQueue()
 
     @runtime
     def createTemporaryTopic(self) -> Any:
+        """Create a topic that lives as long as the connection (or until delete())."""
         return self._session_or_create().createTemporaryTopic()
 
     @runtime
     def createQueue(self, queueName: str, **options: Any) -> Queue:
+        """A queue by name; jmspy options (see DestinationOptions) may describe it."""
         return self._session_or_create().createQueue(queueName, **options)
 
     @runtime
     def createTopic(self, topicName: str, **options: Any) -> Topic:
+        """A topic by name; jmspy options (see DestinationOptions) may describe it."""
         return self._session_or_create().createTopic(topicName, **options)
 
     @runtime
     def createMessage(self) -> Message:
+        """Create a message with no body."""
         return self._session_or_create().createMessage()
 
     @runtime
     def createTextMessage(self, text: str | None = None) -> TextMessage:
+        """Create a ``TextMessage``, with ``text`` as its body when given."""
         return self._session_or_create().createTextMessage(text)
 
     @runtime
     def createBytesMessage(self) -> BytesMessage:
+        """Create an empty ``BytesMessage``, open for writing."""
         return self._session_or_create().createBytesMessage()
 
     @runtime
     def createMapMessage(self) -> MapMessage:
+        """Create an empty ``MapMessage``."""
         return self._session_or_create().createMapMessage()
 
     @runtime
     def createStreamMessage(self) -> StreamMessage:
+        """Create an empty ``StreamMessage``, open for writing."""
         return self._session_or_create().createStreamMessage()
 
     @runtime
     def createObjectMessage(self, obj: Any = None) -> ObjectMessage:
+        """Create an ``ObjectMessage``, with ``obj`` as its body when not None."""
         return self._session_or_create().createObjectMessage(obj)
 
     @runtime
     def getClientID(self) -> str | None:
+        """The connection's client id, or None."""
         self._check_closed()
         return self._connection.getClientID()
 
     @runtime
     def setClientID(self, clientID: str) -> None:
+        """Set the connection's client id (JMS allows it only right after creation, rule JMS-4).
+
+        A context opens its connection when it is created, so in jmspy this raises
+        IllegalStateRuntimeException; give the id with ``jms.clientID`` (or the factory's
+        ``client_id``) instead.
+        """
         self._check_closed()
         self._connection.setClientID(clientID)
 
     @runtime
     def getMetaData(self) -> ConnectionMetaData:
+        """What the client and the broker are, as :class:`ConnectionMetaData`."""
         self._check_closed()
         return self._connection.getMetaData()
 
     @runtime
     def setExceptionListener(self, listener: Any) -> None:
+        """Set (or with None clear) the connection's exception listener."""
         self._check_closed()
         self._connection.setExceptionListener(listener)
 
     @runtime
     def getExceptionListener(self) -> Any:
+        """The connection's exception listener, or None."""
         self._check_closed()
         return self._connection.getExceptionListener()
 
     def getSessionMode(self) -> int:
+        """The session mode given at creation.
+
+        AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE or SESSION_TRANSACTED.
+        """
         self._check_closed()
         return self._mode
 
     def getTransacted(self) -> bool:
+        """Whether the session mode is SESSION_TRANSACTED."""
         self._check_closed()
         return self._mode == SESSION_TRANSACTED
 
     def getAutoStart(self) -> bool:
+        """Whether creating a consumer starts the connection (true unless set off)."""
         self._check_closed()
         return self._auto_start
 
     def setAutoStart(self, autoStart: bool) -> None:
+        """Choose whether creating a consumer starts the connection (rule JMS-52)."""
         self._check_closed()
         self._auto_start = bool(autoStart)
 
     @runtime
     def start(self) -> None:
+        """Start (or restart) delivery to the connection's consumers; idempotent (JMS-8)."""
         self._check_closed()
         self._connection.start()
 
     @runtime
     def stop(self) -> None:
+        """Pause delivery to the connection's consumers; sending still works (JMS-8).
+
+        Raises IllegalStateRuntimeException when called from a listener of this connection (JMS-9).
+        """
         self._check_closed()
         self._connection.stop()
 
     @runtime
     def acknowledge(self) -> None:
+        """Acknowledge every message consumed by this context's session (CLIENT_ACKNOWLEDGE).
+
+        A no-op in the other session modes. Raises IllegalStateRuntimeException when the context
+        is closed (JMS-54), and when messages delivered before a reconnect could not be
+        acknowledged (the broker redelivers them).
+        """
         self._check_closed()
         if self._session is not None:
             # Reach-in kept: JMSContext.acknowledge() is the session-wide acknowledge that
@@ -313,18 +391,37 @@ class JMSContext:
 
     @runtime
     def recover(self) -> None:
+        """Redeliver every unacknowledged message of the session, marked redelivered (RD-2).
+
+        Raises IllegalStateRuntimeException for a transacted context (JMS-19).
+        """
         self._session_or_create().recover()
 
     @runtime
     def commit(self) -> None:
+        """Commit the current transaction (see ``Session.commit``).
+
+        Raises IllegalStateRuntimeException unless transacted (JMS-18),
+        TransactionRolledBackRuntimeException when it was rolled back instead and
+        TransactionInDoubtRuntimeException when the outcome is unknown (FO-5).
+        """
         self._session_or_create().commit()
 
     @runtime
     def rollback(self) -> None:
+        """Roll back the current transaction; received messages are redelivered (RD-3).
+
+        Raises IllegalStateRuntimeException unless transacted (JMS-18).
+        """
         self._session_or_create().rollback()
 
     @runtime
     def close(self) -> None:
+        """Close the context's session, and the connection when no other context shares it.
+
+        Idempotent. Raises IllegalStateRuntimeException when called from a listener of this context
+        (JMS-20).
+        """
         if self._closed:
             return
         if self._session is not None:
@@ -340,9 +437,11 @@ class JMSContext:
         self._shared.release()
 
     def __enter__(self) -> JMSContext:
+        """Enter a ``with`` block; returns this context."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the context, whatever happened inside."""
         self.close()
 
 
@@ -393,30 +492,54 @@ class JMSProducer:
 
     @runtime
     def setDeliveryMode(self, deliveryMode: int) -> JMSProducer:
+        """Set the delivery mode; returns this producer.
+
+        ``DeliveryMode.PERSISTENT`` or ``NON_PERSISTENT``; any other value raises
+        JMSRuntimeException (rule JMS-44).
+        """
         self._settings.set_delivery_mode(deliveryMode)
         return self
 
     def getDeliveryMode(self) -> int:
+        """The delivery mode (PERSISTENT unless set)."""
         return self._settings.delivery_mode
 
     @runtime
     def setPriority(self, priority: int) -> JMSProducer:
+        """Set the priority, 0 to 9 (rule DD-14); returns this producer.
+
+        Raises JMSRuntimeException naming the value when out of range (JMS-44).
+        """
         self._settings.set_priority(priority)
         return self
 
     def getPriority(self) -> int:
+        """The priority (4 unless set)."""
         return self._settings.priority
 
     @runtime
     def setTimeToLive(self, timeToLive: int) -> JMSProducer:
+        """Set the time to live in milliseconds (0: no expiry); returns this producer.
+
+        Raises JMSRuntimeException for a negative or non-integer value, and with MQRC_EXPIRY_ERROR
+        when shorter than a non-zero delivery delay (DD-2).
+        """
         self._settings.set_time_to_live(timeToLive)
         return self
 
     def getTimeToLive(self) -> int:
+        """The time to live in milliseconds (0: no expiry)."""
         return self._settings.time_to_live
 
     @runtime
     def setDeliveryDelay(self, deliveryDelay: int) -> JMSProducer:
+        """Set the delivery delay in milliseconds; returns this producer.
+
+        Raises JMSRuntimeException for a negative or non-integer value; with MQRC_OPTIONS_ERROR
+        above the factory's maximum (DD-11), MQRC_EXPIRY_ERROR when longer than a non-zero time to
+        live (DD-2), MQRC_FUNCTION_NOT_SUPPORTED when the broker is known to have no delayed
+        delivery (DD-1; otherwise at send).
+        """
         delay = validate_milliseconds("deliveryDelay", deliveryDelay)
         # DD-11 and, where support is already known (the broker profile, or the anonymous
         # relay link), DD-1 at the setter; per-destination links are checked at send.
@@ -425,31 +548,47 @@ class JMSProducer:
         return self
 
     def getDeliveryDelay(self) -> int:
+        """The delivery delay in milliseconds (0 unless set)."""
         return self._settings.delivery_delay
 
     def setDisableMessageID(self, value: bool) -> JMSProducer:
+        """When true, sent messages carry no JMSMessageID (JMS-41); returns this producer."""
         self._settings.disable_message_id = bool(value)
         return self
 
     def getDisableMessageID(self) -> bool:
+        """Whether message ids are disabled."""
         return self._settings.disable_message_id
 
     def setDisableMessageTimestamp(self, value: bool) -> JMSProducer:
+        """When true, sent messages carry no JMSTimestamp (JMS-41); returns this producer."""
         self._settings.disable_timestamp = bool(value)
         return self
 
     def getDisableMessageTimestamp(self) -> bool:
+        """Whether message timestamps are disabled."""
         return self._settings.disable_timestamp
 
     def setAsync(self, completionListener: Any) -> JMSProducer:
+        """Send asynchronously, reporting to ``completionListener`` (None: synchronous sends).
+
+        The listener's ``onCompletion``/``onException`` run on the session's completion thread.
+        Returns this producer.
+        """
         self._async = completionListener
         return self
 
     def getAsync(self) -> Any:
+        """The completion listener set with :meth:`setAsync`, or None."""
         return self._async
 
     @runtime
     def setProperty(self, name: str, value: Any) -> JMSProducer:
+        """Set an application property added to every message sent; returns this producer.
+
+        Raises IllegalArgumentException for a null or empty name and MessageFormatRuntimeException
+        for a value of an unsupported type (rule JMS-45).
+        """
         # Validate name and type now, with a scratch message, so errors come from the setter.
         probe = Message()
         try:
@@ -460,47 +599,68 @@ class JMSProducer:
         return self
 
     def clearProperties(self) -> JMSProducer:
+        """Remove every property set on this producer; returns this producer."""
         self._properties.clear()
         return self
 
     def propertyExists(self, name: str) -> bool:
+        """Whether a property ``name`` is set on this producer."""
         return name in self._properties
 
     def getPropertyNames(self) -> set[str]:
+        """The names of the properties set on this producer."""
         return set(self._properties)
 
     def getObjectProperty(self, name: str) -> Any:
+        """The value of property ``name`` as set, or None."""
         return self._properties.get(name)
 
     @runtime
     def setJMSCorrelationID(self, correlationID: str | None) -> JMSProducer:
+        """Set the JMSCorrelationID of messages sent; returns this producer.
+
+        It replaces the message's own (JMS-46).
+        """
         self._correlation_id = correlationID
         return self
 
     def getJMSCorrelationID(self) -> str | None:
+        """The correlation id set as a string, or None."""
         cid = self._correlation_id
         return cid if not isinstance(cid, bytes) else None
 
     def setJMSCorrelationIDAsBytes(self, correlationID: bytes | None) -> JMSProducer:
+        """Set the JMSCorrelationID as bytes for messages sent (JMS-46); returns this producer."""
         self._correlation_id = None if correlationID is None else bytes(correlationID)
         return self
 
     def getJMSCorrelationIDAsBytes(self) -> bytes | None:
+        """The correlation id set as bytes, or None."""
         cid = self._correlation_id
         return cid if isinstance(cid, bytes) else None
 
     def setJMSType(self, type: str | None) -> JMSProducer:
+        """Set the JMSType of messages sent; returns this producer.
+
+        It replaces the message's own (JMS-46).
+        """
         self._type = type
         return self
 
     def getJMSType(self) -> str | None:
+        """The JMSType set, or None."""
         return self._type
 
     def setJMSReplyTo(self, replyTo: Destination | None) -> JMSProducer:
+        """Set the JMSReplyTo of messages sent; returns this producer.
+
+        It replaces the message's own (JMS-46).
+        """
         self._reply_to = replyTo
         return self
 
     def getJMSReplyTo(self) -> Destination | None:
+        """The JMSReplyTo set, or None."""
         return self._reply_to
 
 
@@ -515,51 +675,97 @@ class JMSConsumer:
 
     @runtime
     def receive(self, timeout: int | None = None) -> Message | None:
+        """Wait for a message; ``timeout`` in milliseconds.
+
+        None or 0 waits until one arrives or the consumer closes. Returns None when the time runs
+        out or the consumer is closed (JMS-59). Raises IllegalStateRuntimeException with a listener
+        on the session, JMSRuntimeException for an invalid timeout.
+        """
         return self._consumer.receive(timeout)
 
     @runtime
     def receiveNoWait(self) -> Message | None:
+        """Return a message available now, or None.
+
+        Before returning None it drains the broker, as ``MessageConsumer.receiveNoWait``.
+        """
         return self._consumer.receiveNoWait()
 
     @runtime
     def receiveBody(self, c: type, timeout: int | None = None) -> Any:
+        """Receive the next message and return its body as type ``c``; ``timeout`` in milliseconds.
+
+        Returns None when no message arrives in time. Raises MessageFormatRuntimeException when the
+        body is not assignable to ``c``; in AUTO_ACKNOWLEDGE that message is returned again by the
+        next receive, not counted as a redelivery (rule JMS-64).
+        """
         return self._receive_body(c, check_receive_timeout(timeout), no_wait=False)
 
     @runtime
     def receiveBodyNoWait(self, c: type) -> Any:
+        """As :meth:`receiveBody` for a message available now; None when there is none."""
         return self._receive_body(c, 0.0, no_wait=True)
 
     @runtime
     def setMessageListener(self, listener: ListenerLike | None) -> None:
+        """Deliver messages to ``listener`` on the session's dispatch thread.
+
+        None removes the listener (JMS-61).
+        """
         self._consumer.setMessageListener(listener)
 
     @runtime
     def getMessageListener(self) -> ListenerLike | None:
+        """The message listener, or None."""
         return self._consumer.getMessageListener()
 
     @runtime
     def setBatchMessageListener(
         self, listener: BatchListenerLike | None, batchSize: int = 1, batchTimeout: int = 0
     ) -> None:
+        """Deliver messages to ``listener.onMessages(list)`` in batches (JMS_SPEC-36).
+
+        Args:
+            listener: The batch listener, or None to remove it.
+            batchSize: At most this many messages per batch (BL-1), an integer >= 1.
+            batchTimeout: Milliseconds a partial batch waits for more (BL-2); 0 delivers what is
+                available at once (BL-3).
+
+        Raises:
+            IllegalArgumentException: An invalid batchSize or batchTimeout (BL-5).
+            IllegalStateRuntimeException: A MessageListener is set, or the consumer is closed.
+        """
         self._consumer.setBatchMessageListener(listener, batchSize, batchTimeout)
 
     @runtime
     def getBatchMessageListener(self) -> BatchListenerLike | None:
+        """The batch listener, or None."""
         return self._consumer.getBatchMessageListener()
 
     @runtime
     def getMessageSelector(self) -> str | None:
+        """The consumer's message selector, or None."""
         return self._consumer.getMessageSelector()
 
     @runtime
     def close(self) -> None:
+        """Close the consumer; idempotent.
+
+        A blocked receive returns None; see ``MessageConsumer.close``.
+        """
         self._consumer.close()
 
     def __enter__(self) -> JMSConsumer:
+        """Enter a ``with`` block; returns this consumer."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the consumer, whatever happened inside."""
         self.close()
 
     def __iter__(self) -> Any:
+        """Iterate over messages until the consumer is closed (``for m in consumer``).
+
+        Each step is a blocking :meth:`receive`; checked exceptions are not converted here.
+        """
         return iter(self._consumer)

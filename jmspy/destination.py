@@ -116,9 +116,11 @@ class Destination:
 
     @property
     def name(self) -> str:
+        """The destination's name, which is also its AMQP address."""
         return self._name
 
     def toString(self) -> str:
+        """The destination's name (Java's ``toString()``)."""
         return self._name
 
     def __str__(self) -> str:
@@ -162,22 +164,37 @@ def _all_slots(cls: type) -> list[str]:
 
 
 class Queue(Destination):
+    """A queue (``jakarta.jms.Queue``): each message goes to one consumer.
+
+    ``Queue("orders", default_delivery_delay=5000)``: keyword options are
+    :class:`DestinationOptions`. An empty or missing name raises InvalidDestinationException, an
+    invalid option IllegalArgumentException.
+    """
+
     __slots__ = ()
     kind: ClassVar[str] = "queue"
     type_code: ClassVar[int] = QUEUE_TYPE
     is_queue: ClassVar[bool] = True
 
     def getQueueName(self) -> str:
+        """The queue's name."""
         return self._name
 
 
 class Topic(Destination):
+    """A topic (``jakarta.jms.Topic``): each message goes to every subscription.
+
+    Keyword options are :class:`DestinationOptions`. An empty or missing name raises
+    InvalidDestinationException, an invalid option IllegalArgumentException.
+    """
+
     __slots__ = ()
     kind: ClassVar[str] = "topic"
     type_code: ClassVar[int] = TOPIC_TYPE
     is_topic: ClassVar[bool] = True
 
     def getTopicName(self) -> str:
+        """The topic's name."""
         return self._name
 
 
@@ -206,21 +223,31 @@ class TemporaryDestination(Destination):
 
     @property
     def deleted(self) -> bool:
+        """Whether :meth:`delete` succeeded, or the broker connection that held it was lost."""
         return self._deleted
 
     def delete(self) -> None:
+        """Delete the temporary destination on the broker.
+
+        Raises IllegalStateException while a consumer of the owning connection consumes from it, or
+        when that connection is closed; the destination then stays usable.
+        """
         if self._on_delete is not None:
             self._on_delete(self)
         self._deleted = True
 
 
 class TemporaryQueue(Queue, TemporaryDestination):
+    """A queue that lives as long as its connection (``Session.createTemporaryQueue``)."""
+
     __slots__ = ()
     kind: ClassVar[str] = "temporary-queue"
     type_code: ClassVar[int] = TEMP_QUEUE_TYPE
 
 
 class TemporaryTopic(Topic, TemporaryDestination):
+    """A topic that lives as long as its connection (``Session.createTemporaryTopic``)."""
+
     __slots__ = ()
     kind: ClassVar[str] = "temporary-topic"
     type_code: ClassVar[int] = TEMP_TOPIC_TYPE

@@ -74,16 +74,28 @@ class _JMSError(Exception):
             self.__cause__ = linked
 
     def getErrorCode(self) -> str | None:
+        """The provider-specific error code (``getErrorCode()``), or None.
+
+        For an exception raised by a documented restriction this is the IBM MQ reason name (for
+        example ``"MQRC_EXPIRY_ERROR"``) unless an explicit code was given.
+        """
         return self.error_code
 
     def getLinkedException(self) -> BaseException | None:
+        """The exception that caused this one, or None; it is also ``__cause__``."""
         return self.linked_exception
 
     def setLinkedException(self, linked: BaseException | None) -> None:
+        """Set the exception that caused this one; ``__cause__`` follows it.
+
+        Args:
+            linked: The underlying exception, or None to clear it.
+        """
         self.linked_exception = linked
         self.__cause__ = linked
 
     def getMessage(self) -> str:
+        """The reason text given when the exception was created (Java's ``getMessage()``)."""
         return self.reason
 
     @property
@@ -97,51 +109,55 @@ class JMSException(_JMSError):
 
 
 class IllegalStateException(JMSException):
-    pass
+    """A method was called in a state that does not allow it (for example on a closed object)."""
 
 
 class InvalidClientIDException(JMSException):
-    pass
+    """The client id is invalid or already in use by another connection (rule JMS-6)."""
 
 
 class InvalidDestinationException(JMSException):
-    pass
+    """A destination is missing, not understood, or no longer valid.
+
+    Also raised when the broker answers ``amqp:not-found`` (an unknown queue or a deleted temporary
+    destination).
+    """
 
 
 class InvalidSelectorException(JMSException):
-    pass
+    """A message selector has invalid syntax."""
 
 
 class JMSSecurityException(JMSException):
-    pass
+    """Authentication or authorisation failed (``amqp:unauthorized-access``; rule JMS-1)."""
 
 
 class MessageEOFException(JMSException):
-    pass
+    """A ``BytesMessage`` or ``StreamMessage`` read went past the end of the body."""
 
 
 class MessageFormatException(JMSException):
-    pass
+    """A value or message has the wrong type for the requested conversion or operation."""
 
 
 class MessageNotReadableException(JMSException):
-    pass
+    """The message body is write-only (a ``BytesMessage`` or ``StreamMessage`` not yet reset)."""
 
 
 class MessageNotWriteableException(JMSException):
-    pass
+    """The message body or properties are read-only (a received message not yet cleared)."""
 
 
 class ResourceAllocationException(JMSException):
-    pass
+    """A broker limit was hit: the peer closed with ``amqp:resource-limit-exceeded``."""
 
 
 class TransactionInProgressException(JMSException):
-    pass
+    """The operation is not allowed while a transaction is in progress (kept for JMS parity)."""
 
 
 class TransactionRolledBackException(JMSException):
-    pass
+    """A commit failed and the transaction was rolled back (``amqp:transaction:rollback``)."""
 
 
 class TransactionInDoubtException(JMSException):
@@ -160,43 +176,43 @@ class JMSRuntimeException(_JMSError):
 
 
 class IllegalStateRuntimeException(JMSRuntimeException):
-    pass
+    """The runtime twin of :class:`IllegalStateException`, raised by the simplified API."""
 
 
 class InvalidClientIDRuntimeException(JMSRuntimeException):
-    pass
+    """The runtime twin of :class:`InvalidClientIDException`, raised by the simplified API."""
 
 
 class InvalidDestinationRuntimeException(JMSRuntimeException):
-    pass
+    """The runtime twin of :class:`InvalidDestinationException`, raised by the simplified API."""
 
 
 class InvalidSelectorRuntimeException(JMSRuntimeException):
-    pass
+    """The runtime twin of :class:`InvalidSelectorException`, raised by the simplified API."""
 
 
 class JMSSecurityRuntimeException(JMSRuntimeException):
-    pass
+    """The runtime twin of :class:`JMSSecurityException`, raised by the simplified API."""
 
 
 class MessageFormatRuntimeException(JMSRuntimeException):
-    pass
+    """The runtime twin of :class:`MessageFormatException`, raised by the simplified API."""
 
 
 class MessageNotWriteableRuntimeException(JMSRuntimeException):
-    pass
+    """The runtime twin of :class:`MessageNotWriteableException`, raised by the simplified API."""
 
 
 class ResourceAllocationRuntimeException(JMSRuntimeException):
-    pass
+    """The runtime twin of :class:`ResourceAllocationException`, raised by the simplified API."""
 
 
 class TransactionInProgressRuntimeException(JMSRuntimeException):
-    pass
+    """The runtime twin of :class:`TransactionInProgressException`, raised by the simplified API."""
 
 
 class TransactionRolledBackRuntimeException(JMSRuntimeException):
-    pass
+    """The runtime twin of :class:`TransactionRolledBackException`, raised by the simplified API."""
 
 
 class TransactionInDoubtRuntimeException(JMSRuntimeException):

@@ -55,10 +55,12 @@ class ConnectionFactory:
 
     @property
     def options(self) -> ConnectionOptions:
+        """The validated connection options from the URL and keyword arguments."""
         return self._options
 
     @property
     def endpoint(self) -> Endpoint:
+        """The broker endpoint of the URL (the first server of a ``failover:(...)`` URL)."""
         return self._endpoint
 
     @property
@@ -83,6 +85,19 @@ class ConnectionFactory:
     def createConnection(
         self, userName: str | None = None, password: str | None = None
     ) -> Connection:
+        """Create a connection, stopped until ``start()`` (rule JMS-2).
+
+        The AMQP connection opens here when a client id is configured or ``jms.awaitClientID`` is
+        false (so bad credentials raise JMSSecurityException at once, rule JMS-1); otherwise on
+        first use, leaving room for ``setClientID``.
+
+        Args:
+            userName: Overrides the factory's user name when given.
+            password: Overrides the factory's password when given.
+
+        Returns:
+            The new connection.
+        """
         options = self._options
         if userName is not None or password is not None:
             options = options.model_copy(update={"username": userName})

@@ -202,9 +202,11 @@ class Endpoint(BaseModel):
 
     @property
     def tls(self) -> bool:
+        """Whether the connection uses TLS (scheme ``"amqps"``)."""
         return self.scheme == "amqps"
 
     def display(self) -> str:
+        """The endpoint as ``scheme://host:port``."""
         return f"{self.scheme}://{self.host}:{self.port}"
 
 

@@ -131,34 +131,58 @@ class MessageProducer:
     # ---- settings ------------------------------------------------------------------------
 
     def getDestination(self) -> Destination | None:
+        """The producer's destination, or None for an anonymous producer."""
         self._check_closed()
         return self._destination
 
     def setDeliveryMode(self, deliveryMode: int) -> None:
+        """Set the default delivery mode: ``DeliveryMode.PERSISTENT`` (2) or ``NON_PERSISTENT`` (1).
+
+        Raises JMSException for any other value (rule JMS-34).
+        """
         self._check_closed()
         self._settings.set_delivery_mode(deliveryMode)
 
     def getDeliveryMode(self) -> int:
+        """The default delivery mode (PERSISTENT unless set, rule JMS-33)."""
         self._check_closed()
         return self._settings.delivery_mode
 
     def setPriority(self, defaultPriority: int) -> None:
+        """Set the default priority, 0 to 9 (rule DD-14).
+
+        Raises JMSException naming the value when it is out of range or not an integer (JMS-34).
+        """
         self._check_closed()
         self._settings.set_priority(defaultPriority)
 
     def getPriority(self) -> int:
+        """The default priority (4 unless set)."""
         self._check_closed()
         return self._settings.priority
 
     def setTimeToLive(self, timeToLive: int) -> None:
+        """Set the default time to live in milliseconds; 0 means no expiry.
+
+        Raises JMSException for a negative or non-integer value, and with MQRC_EXPIRY_ERROR when it
+        is shorter than a non-zero delivery delay (rule DD-2).
+        """
         self._check_closed()
         self._settings.set_time_to_live(timeToLive)
 
     def getTimeToLive(self) -> int:
+        """The default time to live in milliseconds (0: no expiry)."""
         self._check_closed()
         return self._settings.time_to_live
 
     def setDeliveryDelay(self, deliveryDelay: int) -> None:
+        """Set the delivery delay in milliseconds for messages sent by this producer.
+
+        Raises JMSException for a negative or non-integer value; MQRC_OPTIONS_ERROR above the
+        factory's or destination's maximum (DD-11); MQRC_EXPIRY_ERROR when longer than a non-zero
+        time to live (DD-2); MQRC_FUNCTION_NOT_SUPPORTED when the broker of this producer's link has
+        no delayed delivery (DD-1; an anonymous producer finds out at send).
+        """
         self._check_closed()
         delay = validate_milliseconds("deliveryDelay", deliveryDelay)
         self.check_delivery_delay(delay)
@@ -188,22 +212,27 @@ class MessageProducer:
             )
 
     def getDeliveryDelay(self) -> int:
+        """The delivery delay in milliseconds (0 unless set)."""
         self._check_closed()
         return self._settings.delivery_delay
 
     def setDisableMessageID(self, value: bool) -> None:
+        """When true, sent messages carry no JMSMessageID (rule JMS-41)."""
         self._check_closed()
         self._settings.disable_message_id = bool(value)
 
     def getDisableMessageID(self) -> bool:
+        """Whether message ids are disabled."""
         self._check_closed()
         return self._settings.disable_message_id
 
     def setDisableMessageTimestamp(self, value: bool) -> None:
+        """When true, sent messages carry no JMSTimestamp (rule JMS-41)."""
         self._check_closed()
         self._settings.disable_timestamp = bool(value)
 
     def getDisableMessageTimestamp(self) -> bool:
+        """Whether message timestamps are disabled."""
         self._check_closed()
         return self._settings.disable_timestamp
 
@@ -374,6 +403,11 @@ class MessageProducer:
     # ---- close -------------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the producer after its pending asynchronous sends complete; idempotent.
+
+        Raises IllegalStateException when called from one of this session's completion listeners.
+        Bounded by ``jms.closeTimeout``.
+        """
         if self._closed:
             return
         self._port.check_not_completion_thread("MessageProducer.close()")
@@ -389,7 +423,9 @@ class MessageProducer:
         self._port.producer_closed(self)
 
     def __enter__(self) -> MessageProducer:
+        """Enter a ``with`` block; returns this producer."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the producer, whatever happened inside."""
         self.close()

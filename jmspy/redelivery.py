@@ -26,19 +26,25 @@ AfterLastAttempt = Literal["dead-letter", "discard"]
 class RandomSource(Protocol):
     """What the collision-avoidance variance needs (java.util.Random's two calls)."""
 
-    def next_boolean(self) -> bool: ...
+    def next_boolean(self) -> bool:
+        """A uniformly random boolean (``java.util.Random.nextBoolean``)."""
 
-    def next_double(self) -> float: ...
+    def next_double(self) -> float:
+        """A uniformly random float in [0.0, 1.0) (``java.util.Random.nextDouble``)."""
 
 
 class DefaultRandom:
+    """The :class:`RandomSource` used unless one is given: Python's seedable ``random.Random``."""
+
     def __init__(self, seed: int | None = None) -> None:
         self._random = _random.Random(seed)
 
     def next_boolean(self) -> bool:
+        """True or false with equal probability."""
         return self._random.random() < 0.5
 
     def next_double(self) -> float:
+        """A uniformly random float in [0.0, 1.0)."""
         return self._random.random()
 
 
@@ -98,6 +104,10 @@ class RedeliveryPolicy(BaseModel):
 
     @property
     def limited(self) -> bool:
+        """Whether the policy sets an attempt limit.
+
+        True unless ``max_delivery_attempts`` is None (not set) or -1 (unlimited).
+        """
         return self.max_delivery_attempts is not None and self.max_delivery_attempts != -1
 
     def exceeded(self, delivery_count: int) -> bool:
@@ -105,6 +115,10 @@ class RedeliveryPolicy(BaseModel):
         return self.limited and delivery_count > self.max_delivery_attempts  # type: ignore[operator]
 
     def merged(self, **overrides: Any) -> RedeliveryPolicy:
+        """A copy of this policy with the given settings replaced (None values are ignored).
+
+        Raises IllegalArgumentException naming a bad setting (rule RD-6).
+        """
         values = self.model_dump(exclude_unset=True)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return RedeliveryPolicy.create(**values)

@@ -387,10 +387,12 @@ class Session(SessionTransactions):
     # ---- message factories -------------------------------------------------------------
 
     def createMessage(self) -> Message:
+        """Create a message with no body (raises IllegalStateException when closed)."""
         self._check_closed()
         return Message()
 
     def createTextMessage(self, text: str | None = None) -> TextMessage:
+        """Create a ``TextMessage``, with ``text`` as its body when given."""
         self._check_closed()
         message = TextMessage()
         if text is not None:
@@ -398,18 +400,22 @@ class Session(SessionTransactions):
         return message
 
     def createBytesMessage(self) -> BytesMessage:
+        """Create an empty ``BytesMessage``, open for writing."""
         self._check_closed()
         return BytesMessage()
 
     def createMapMessage(self) -> MapMessage:
+        """Create an empty ``MapMessage``."""
         self._check_closed()
         return MapMessage()
 
     def createStreamMessage(self) -> StreamMessage:
+        """Create an empty ``StreamMessage``, open for writing."""
         self._check_closed()
         return StreamMessage()
 
     def createObjectMessage(self, obj: Any = None) -> ObjectMessage:
+        """Create an ``ObjectMessage``, with ``obj`` as its body when not None."""
         self._check_closed()
         message = ObjectMessage()
         if obj is not None:
@@ -425,6 +431,7 @@ class Session(SessionTransactions):
         return Queue(queueName, **options)
 
     def createTopic(self, topicName: str, **options: Any) -> Topic:
+        """A topic by name; jmspy options (see DestinationOptions) may describe it."""
         self._check_closed()
         return Topic(topicName, **options)
 
@@ -436,6 +443,7 @@ class Session(SessionTransactions):
         return self._connection_port.create_temporary("temporary-queue")  # type: ignore[return-value]
 
     def createTemporaryTopic(self) -> TemporaryTopic:
+        """A topic that lives as long as the connection (or until delete())."""
         self._check_closed()
         return self._connection_port.create_temporary("temporary-topic")  # type: ignore[return-value]
 
@@ -494,16 +502,33 @@ class Session(SessionTransactions):
     def createDurableConsumer(
         self, topic: Topic, name: str, messageSelector: str | None = None, noLocal: bool = False
     ) -> MessageConsumer:
+        """Consume from the unshared durable subscription ``name`` on ``topic``.
+
+        The subscription is created if needed. Raises InvalidDestinationException unless ``topic``
+        is a Topic, IllegalStateException without a client id, JMSException for an empty name or a
+        broker that keeps no durable subscriptions, and InvalidSelectorException for a bad selector.
+        """
         return self._subscribe(topic, name, messageSelector, noLocal, durable=True, shared=False)
 
     def createSharedDurableConsumer(
         self, topic: Topic, name: str, messageSelector: str | None = None
     ) -> MessageConsumer:
+        """Consume from the shared durable subscription ``name`` on ``topic`` (no client id needed).
+
+        Raises InvalidDestinationException unless ``topic`` is a Topic, JMSException for an empty
+        name or a broker that keeps no durable subscriptions, InvalidSelectorException for a bad
+        selector.
+        """
         return self._subscribe(topic, name, messageSelector, False, durable=True, shared=True)
 
     def createSharedConsumer(
         self, topic: Topic, sharedSubscriptionName: str, messageSelector: str | None = None
     ) -> MessageConsumer:
+        """Consume from the shared non-durable subscription ``sharedSubscriptionName`` on ``topic``.
+
+        Raises InvalidDestinationException unless ``topic`` is a Topic, JMSException for an empty
+        name, InvalidSelectorException for a bad selector.
+        """
         return self._subscribe(
             topic, sharedSubscriptionName, messageSelector, False, durable=False, shared=True
         )
@@ -528,6 +553,11 @@ class Session(SessionTransactions):
         receiver.close()
 
     def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> QueueBrowser:
+        """Browse ``queue`` without consuming, optionally filtered by a selector.
+
+        Raises InvalidDestinationException unless ``queue`` is a Queue and InvalidSelectorException
+        for a bad selector (parsed before anything is sent).
+        """
         self._check_closed()
         if queue is None or not isinstance(queue, Queue):
             raise InvalidDestinationException(
@@ -539,6 +569,10 @@ class Session(SessionTransactions):
     # ---- producers and consumers --------------------------------------------------------
 
     def createProducer(self, destination: Destination | None = None) -> MessageProducer:
+        """Create a producer for ``destination``, or an anonymous one when it is None (rule JMS-22).
+
+        Raises InvalidDestinationException when ``destination`` is not a Destination.
+        """
         self._check_closed()
         if destination is not None and not isinstance(destination, Destination):
             raise InvalidDestinationException(
@@ -554,6 +588,13 @@ class Session(SessionTransactions):
         messageSelector: str | None = None,
         noLocal: bool = False,
     ) -> MessageConsumer:
+        """Create a consumer of ``destination`` (rule JMS-22).
+
+        It receives once the connection starts. Raises InvalidDestinationException for a missing
+        destination, or a temporary one of another connection or already deleted, and
+        InvalidSelectorException for a bad selector. ``noLocal`` skips messages published by this
+        connection.
+        """
         self._check_closed()
         if destination is None or not isinstance(destination, Destination):
             raise InvalidDestinationException(
@@ -581,10 +622,12 @@ class Session(SessionTransactions):
     # ---- session state ----------------------------------------------------------------------
 
     def getTransacted(self) -> bool:
+        """Whether the session is transacted (its mode is SESSION_TRANSACTED, rule JMS-17)."""
         self._check_closed()
         return self._mode == SESSION_TRANSACTED
 
     def getAcknowledgeMode(self) -> int:
+        """The session mode: AUTO_, CLIENT_, DUPS_OK_ACKNOWLEDGE or SESSION_TRANSACTED."""
         self._check_closed()
         return self._mode
 
@@ -613,6 +656,12 @@ class Session(SessionTransactions):
             self._recover_requested = True
 
     def close(self) -> None:
+        """Close the session, its producers and consumers; an open transaction is rolled back.
+
+        Nothing is acknowledged by closing; idempotent. Raises IllegalStateException when called
+        from this session's own listener or completion listener (rule JMS-20). The whole close is
+        bounded by ``jms.closeTimeout``.
+        """
         if self._closed:
             return
         if self._dispatcher is threading.current_thread():
@@ -672,9 +721,11 @@ class Session(SessionTransactions):
             self._connection_port.session_closed(self)
 
     def __enter__(self) -> Session:
+        """Enter a ``with`` block; returns this session."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Leave a ``with`` block: :meth:`close` the session, whatever happened inside."""
         self.close()
 
 

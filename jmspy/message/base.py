@@ -88,18 +88,35 @@ class Message(MessageFacade):
     # -- headers --------------------------------------------------------------------------
 
     def getJMSMessageID(self) -> str | None:
+        """The JMSMessageID (``ID:...``) set by the provider at send.
+
+        None when ids are disabled or the message was not sent.
+        """
         return self._message_id
 
     def setJMSMessageID(self, value: str | None) -> None:
+        """Set the JMSMessageID; the provider replaces it at send."""
         self._message_id = value
 
     def getJMSTimestamp(self) -> int:
+        """The JMSTimestamp: when the message was sent, in milliseconds since the epoch.
+
+        0 when timestamps are disabled or the message was not sent.
+        """
         return self._timestamp
 
     def setJMSTimestamp(self, value: int) -> None:
+        """Set the JMSTimestamp in milliseconds; the provider replaces it at send.
+
+        Raises JMSException unless ``value`` is a Java long.
+        """
         self._timestamp = check_java_long("JMSTimestamp", value)
 
     def getJMSCorrelationID(self) -> str | None:
+        """The JMSCorrelationID as a string, or None.
+
+        A binary correlation id is shown as ``ID:AMQP_BINARY:<hex>``, as Qpid JMS shows it.
+        """
         cid = self._correlation_id
         if isinstance(cid, bytes):
             # Qpid JMS shows a binary correlation-id in its escaped string form.
@@ -107,11 +124,13 @@ class Message(MessageFacade):
         return cid
 
     def setJMSCorrelationID(self, value: str | None) -> None:
+        """Set the JMSCorrelationID; raises JMSException when ``value`` is not a str or None."""
         if value is not None and not isinstance(value, str):
             raise JMSException(f"JMSCorrelationID must be a str, not {type(value).__name__}")
         self._correlation_id = value
 
     def getJMSCorrelationIDAsBytes(self) -> bytes | None:
+        """The binary JMSCorrelationID, or None; JMSException when it is a string id."""
         cid = self._correlation_id
         if cid is None:
             return None
@@ -122,26 +141,39 @@ class Message(MessageFacade):
         return cid
 
     def setJMSCorrelationIDAsBytes(self, value: bytes | bytearray | None) -> None:
+        """Set a binary JMSCorrelationID (sent as AMQP binary).
+
+        Raises MessageFormatException unless ``value`` is bytes-like or None.
+        """
         if value is not None:
             _check_bytes_value(value, "setJMSCorrelationIDAsBytes")
         self._correlation_id = None if value is None else bytes(value)
 
     def getJMSReplyTo(self) -> Destination | None:
+        """The destination replies should go to, or None."""
         return self._reply_to
 
     def setJMSReplyTo(self, value: Destination | None) -> None:
+        """Set the destination replies should go to (None: no reply expected)."""
         self._reply_to = value
 
     def getJMSDestination(self) -> Destination | None:
+        """The destination the message was sent to (set by the provider at send)."""
         return self._destination
 
     def setJMSDestination(self, value: Destination | None) -> None:
+        """Set JMSDestination; the provider replaces it at send."""
         self._destination = value
 
     def getJMSDeliveryMode(self) -> int:
+        """The delivery mode: ``DeliveryMode.PERSISTENT`` (2) or ``NON_PERSISTENT`` (1)."""
         return self._delivery_mode
 
     def setJMSDeliveryMode(self, value: int) -> None:
+        """Set JMSDeliveryMode; the provider replaces it at send.
+
+        Raises JMSException unless ``value`` is PERSISTENT (2) or NON_PERSISTENT (1).
+        """
         if isinstance(value, bool) or value not in (
             DeliveryMode.NON_PERSISTENT,
             DeliveryMode.PERSISTENT,
@@ -153,33 +185,49 @@ class Message(MessageFacade):
         self._delivery_mode = value
 
     def getJMSRedelivered(self) -> bool:
+        """Whether the message was delivered before.
+
+        On receipt, AMQP ``delivery-count`` above 0 (rule WM-10).
+        """
         return self._redelivered
 
     def setJMSRedelivered(self, value: bool) -> None:
+        """Set JMSRedelivered; the provider sets it on receipt."""
         self._redelivered = bool(value)
 
     def getJMSType(self) -> str | None:
+        """The JMSType (AMQP ``properties.subject``, rule WM-13), or None."""
         return self._type
 
     def setJMSType(self, value: str | None) -> None:
+        """Set the JMSType, an application-defined type name."""
         self._type = value
 
     def getJMSExpiration(self) -> int:
+        """The JMSExpiration: milliseconds since the epoch when it expires (0: never)."""
         return self._expiration
 
     def setJMSExpiration(self, value: int) -> None:
+        """Set JMSExpiration in milliseconds; JMSException unless a Java long. Replaced at send."""
         self._expiration = check_java_long("JMSExpiration", value)
 
     def getJMSDeliveryTime(self) -> int:
+        """The JMSDeliveryTime: milliseconds since the epoch before which it is not delivered."""
         return self._delivery_time
 
     def setJMSDeliveryTime(self, value: int) -> None:
+        """Set JMSDeliveryTime in milliseconds; the provider replaces it at send.
+
+        Raises JMSException unless ``value`` is a Java long.
+        """
         self._delivery_time = check_java_long("JMSDeliveryTime", value)
 
     def getJMSPriority(self) -> int:
+        """The JMSPriority, 0 (lowest) to 9 (highest)."""
         return self._priority
 
     def setJMSPriority(self, value: int) -> None:
+        """Set JMSPriority, 0 to 9 (else JMSException naming the value); replaced at send."""
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 9:
             raise JMSException(f"Priority value given {value!r} is out of range (0..9)")
         self._priority = int(value)
@@ -384,6 +432,10 @@ class Message(MessageFacade):
     # -- properties: public API -----------------------------------------------------------
 
     def propertyExists(self, name: str) -> bool:
+        """Whether property ``name`` is set.
+
+        An invalid name is simply absent; headers are not properties.
+        """
         try:
             name = _check_name(name, self._validate_names)
         except IllegalArgumentException:
@@ -394,6 +446,10 @@ class Message(MessageFacade):
         return name in _SPECIAL_NAMES and self._special_exists(name)
 
     def getPropertyNames(self) -> list[str]:
+        """The names of the properties set, JMSX ones included.
+
+        Received names that no JMS setter accepts are left out, as Qpid JMS does.
+        """
         names: list[str] = []
         props = self._properties
         if props:
@@ -415,6 +471,7 @@ class Message(MessageFacade):
         return names
 
     def clearProperties(self) -> None:
+        """Remove every property and make the properties writeable again (headers are kept)."""
         self._properties = None
         self._group_id = None
         self._group_seq = None
@@ -423,29 +480,77 @@ class Message(MessageFacade):
         self._read_only_properties = False
 
     def setBooleanProperty(self, name: str, value: bool) -> None:
+        """Set property ``name`` to a Java boolean; ``value`` must be a bool.
+
+        Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
+        """
         if not isinstance(value, bool):
             raise MessageFormatException(f"Value {value!r} is not a bool")
         self._set_typed(name, (_BOOLEAN, value))
 
     def setByteProperty(self, name: str, value: int) -> None:
+        """Set property ``name`` to a Java byte (-128..127).
+
+        Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
+        """
         self._set_typed(name, (_BYTE, _check_range(value, _BYTE_MIN, _BYTE_MAX, "byte")))
 
     def setShortProperty(self, name: str, value: int) -> None:
+        """Set property ``name`` to a Java short (-32768..32767).
+
+        Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
+        """
         self._set_typed(name, (_SHORT, _check_range(value, _SHORT_MIN, _SHORT_MAX, "short")))
 
     def setIntProperty(self, name: str, value: int) -> None:
+        """Set property ``name`` to a Java int (32-bit).
+
+        Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
+        """
         self._set_typed(name, (_INT, _check_range(value, _INT_MIN, _INT_MAX, "int")))
 
     def setLongProperty(self, name: str, value: int) -> None:
+        """Set property ``name`` to a Java long (64-bit).
+
+        Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
+        """
         self._set_typed(name, (_LONG, _check_range(value, _LONG_MIN, _LONG_MAX, "long")))
 
     def setFloatProperty(self, name: str, value: float) -> None:
+        """Set property ``name`` to a Java float (rounded to 32 bits).
+
+        Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
+        """
         self._set_typed(name, (_FLOAT, _to_float32(_check_float(value, "float"))))
 
     def setDoubleProperty(self, name: str, value: float) -> None:
+        """Set property ``name`` to a Java double.
+
+        Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
+        """
         self._set_typed(name, (_DOUBLE, _check_float(value, "double")))
 
     def setStringProperty(self, name: str, value: str | None) -> None:
+        """Set property ``name`` to a Java String (or None).
+
+        Raises IllegalArgumentException for an invalid name (a reserved word, not a Java
+        identifier), MessageNotWriteableException when the properties are read-only (a received
+        message), and MessageFormatException for a value of the wrong type or out of range.
+        """
         if value is not None and not isinstance(value, str):
             raise MessageFormatException(f"Value {value!r} is not a str")
         self._set_typed(name, (_STRING, value))
@@ -464,30 +569,82 @@ class Message(MessageFacade):
         self._set_typed(name, _typed_object(value, allow_bytes=False))
 
     def getBooleanProperty(self, name: str) -> bool:
+        """The property ``name`` as a Java boolean, converted per the JMS conversion table.
+
+        An absent property is false. Raises IllegalArgumentException for an invalid name,
+        MessageFormatException when the stored type does not convert, NumberFormatException when a
+        String value does not parse.
+        """
         return _as_boolean(*self._get_typed(name))
 
     def getByteProperty(self, name: str) -> int:
+        """The property ``name`` as a Java byte, converted per the JMS conversion table.
+
+        An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
+        """
         return _as_byte(*self._get_typed(name))
 
     def getShortProperty(self, name: str) -> int:
+        """The property ``name`` as a Java short, converted per the JMS conversion table.
+
+        An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
+        """
         return _as_short(*self._get_typed(name))
 
     def getIntProperty(self, name: str) -> int:
+        """The property ``name`` as a Java int, converted per the JMS conversion table.
+
+        An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
+        """
         return _as_int(*self._get_typed(name))
 
     def getLongProperty(self, name: str) -> int:
+        """The property ``name`` as a Java long, converted per the JMS conversion table.
+
+        An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
+        """
         return _as_long(*self._get_typed(name))
 
     def getFloatProperty(self, name: str) -> float:
+        """The property ``name`` as a Java float, converted per the JMS conversion table.
+
+        An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
+        """
         return _as_float(*self._get_typed(name))
 
     def getDoubleProperty(self, name: str) -> float:
+        """The property ``name`` as a Java double, converted per the JMS conversion table.
+
+        An absent property raises NumberFormatException, as Java's ``valueOf(null)``. Raises
+        IllegalArgumentException for an invalid name, MessageFormatException when the stored type
+        does not convert, NumberFormatException when a String value does not parse.
+        """
         return _as_double(*self._get_typed(name))
 
     def getStringProperty(self, name: str) -> str | None:
+        """The property ``name`` as a Java String, converted per the JMS conversion table.
+
+        An absent property is None. Raises IllegalArgumentException for an invalid name,
+        MessageFormatException when the stored type does not convert, NumberFormatException when a
+        String value does not parse.
+        """
         return _as_string(*self._get_typed(name))
 
     def getObjectProperty(self, name: str) -> Any:
+        """The property ``name`` as a plain Python value, or None when absent.
+
+        A bool, int, float or str. Raises IllegalArgumentException for an invalid name.
+        """
         jt, v = self._get_typed(name)
         return _plain(jt, v)
 
@@ -504,6 +661,7 @@ class Message(MessageFacade):
             raise MessageNotWriteableException("Message body is read-only")
 
     def clearBody(self) -> None:
+        """Empty the body and make it writeable again (properties are kept)."""
         self._read_only_body = False
 
     def _has_body(self) -> bool:
@@ -526,6 +684,7 @@ class Message(MessageFacade):
         return self._body_value()
 
     def isBodyAssignableTo(self, cls: type) -> bool:
+        """Whether :meth:`getBody` could return the body as ``cls`` (always true without a body)."""
         if not self._has_body():
             return True
         return self._body_assignable(cls)

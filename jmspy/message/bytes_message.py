@@ -118,12 +118,17 @@ class BytesMessage(Message):
         self._rpos = 0
 
     def clearBody(self) -> None:
+        """Empty the body and return to write mode (properties are kept)."""
         self._wbuf = bytearray()
         self._rdata = b""
         self._rpos = 0
         self._read_only_body = False
 
     def set_read_only(self, read_only: bool) -> None:
+        """Provider surface: mark the message read-only or writeable (see ``Message``).
+
+        A read-only body is also reset to read mode, at its start.
+        """
         super().set_read_only(read_only)
         if read_only:
             self.reset()
@@ -139,6 +144,7 @@ class BytesMessage(Message):
         self._rpos = 0
 
     def getBodyLength(self) -> int:
+        """The length of the body in bytes; MessageNotReadableException before :meth:`reset`."""
         self._check_reading()
         return len(self._rdata)
 
@@ -163,36 +169,92 @@ class BytesMessage(Message):
         return s.unpack_from(self._rdata, pos)[0]
 
     def readBoolean(self) -> bool:
+        """Read a boolean (one byte, non-zero is true) from the body.
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return self._read(_S_UBYTE) != 0
 
     def readByte(self) -> int:
+        """Read a signed 8-bit value from the body.
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return self._read(_S_BYTE)
 
     def readUnsignedByte(self) -> int:
+        """Read an unsigned 8-bit value (0..255) from the body.
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return self._read(_S_UBYTE)
 
     def readShort(self) -> int:
+        """Read a signed 16-bit big-endian value from the body.
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return self._read(_S_SHORT)
 
     def readUnsignedShort(self) -> int:
+        """Read an unsigned 16-bit big-endian value (0..65535) from the body.
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return self._read(_S_USHORT)
 
     def readChar(self) -> str:
+        """Read a Java char (two bytes, big-endian) as a one-character str from the body.
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return chr(self._read(_S_USHORT))
 
     def readInt(self) -> int:
+        """Read a signed 32-bit big-endian value from the body.
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return self._read(_S_INT)
 
     def readLong(self) -> int:
+        """Read a signed 64-bit big-endian value from the body.
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return self._read(_S_LONG)
 
     def readFloat(self) -> float:
+        """Read a 32-bit IEEE 754 float from the body.
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return self._read(_S_FLOAT)
 
     def readDouble(self) -> float:
+        """Read a 64-bit IEEE 754 double from the body.
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return self._read(_S_DOUBLE)
 
     def readUTF(self) -> str:
+        """Read a string in Java's modified UTF-8 (``DataInput.readUTF``).
+
+        The string has a two-byte length prefix. Raises MessageNotReadableException before
+        :meth:`reset`, MessageEOFException past the end and MessageFormatException for malformed
+        data; on error the position is unchanged.
+        """
         self._check_reading()
         start = self._rpos
         length = self._read(_S_USHORT)
@@ -229,36 +291,81 @@ class BytesMessage(Message):
     # -- writing ------------------------------------------------------------------------
 
     def writeBoolean(self, value: bool) -> None:
+        """Write a boolean as one byte (1 for a true value, else 0) to the body.
+
+        Raises MessageNotWriteableException in read mode.
+        """
         self._check_writing().append(1 if value else 0)
 
     def writeByte(self, value: int) -> None:
+        """Write a signed 8-bit value (-128..127) to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _check_range(value, _BYTE_MIN, _BYTE_MAX, "byte")
         self._check_writing().append(v & 0xFF)
 
     def writeShort(self, value: int) -> None:
+        """Write a signed 16-bit big-endian value to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _check_range(value, _SHORT_MIN, _SHORT_MAX, "short")
         self._check_writing().extend(_S_SHORT.pack(v))
 
     def writeChar(self, value: str) -> None:
+        """Write a one-character str as a Java char (two bytes) to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         c = JChar(value)
         self._check_writing().extend(_S_USHORT.pack(ord(c)))
 
     def writeInt(self, value: int) -> None:
+        """Write a signed 32-bit big-endian value to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _check_range(value, _INT_MIN, _INT_MAX, "int")
         self._check_writing().extend(_S_INT.pack(v))
 
     def writeLong(self, value: int) -> None:
+        """Write a signed 64-bit big-endian value to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _check_range(value, _LONG_MIN, _LONG_MAX, "long")
         self._check_writing().extend(_S_LONG.pack(v))
 
     def writeFloat(self, value: float) -> None:
+        """Write a float rounded to 32-bit IEEE 754 to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _to_float32(_check_float(value, "float"))
         self._check_writing().extend(_S_FLOAT.pack(v))
 
     def writeDouble(self, value: float) -> None:
+        """Write a 64-bit IEEE 754 double to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         self._check_writing().extend(_S_DOUBLE.pack(_check_float(value, "double")))
 
     def writeUTF(self, value: str) -> None:
+        """Write a str in Java's modified UTF-8 (``DataOutput.writeUTF``).
+
+        The string gets a two-byte length prefix. Raises MessageNotWriteableException in read mode
+        and MessageFormatException for a value that is not a str or encodes to more than 65535
+        bytes.
+        """
         if not isinstance(value, str):
             raise MessageFormatException(f"writeUTF needs a str, not {type(value).__name__}")
         data = _encode_modified_utf8(value)
@@ -273,6 +380,11 @@ class BytesMessage(Message):
     def writeBytes(
         self, value: bytes | bytearray | memoryview, offset: int = 0, length: int | None = None
     ) -> None:
+        """Write ``value[offset:offset + length]`` (all of it by default) to the body.
+
+        Raises MessageNotWriteableException in read mode, MessageFormatException unless ``value`` is
+        bytes-like, and IndexError for an offset or length outside ``value``.
+        """
         buf = self._check_writing()
         _check_bytes_value(value, "BytesMessage.writeBytes")
         if offset == 0 and length is None:

@@ -110,9 +110,11 @@ class MessageFacade:
         return self._properties
 
     def get_group_id(self) -> str | None:
+        """JMSXGroupID (AMQP ``properties.group-id``), or None."""
         return self._group_id
 
     def get_group_seq(self) -> int | None:
+        """JMSXGroupSeq (AMQP ``properties.group-sequence``), or None."""
         return self._group_seq
 
     def get_delivery_count(self) -> int | None:

@@ -71,72 +71,177 @@ class MapMessage(Message):
         self._map[name] = tv
 
     def getBoolean(self, name: str) -> bool:
+        """The entry ``name`` as a Java boolean, converted per the JMS conversion table.
+
+        An absent entry is false. Raises IllegalArgumentException for an empty name,
+        MessageFormatException when the stored type does not convert, NumberFormatException when a
+        String does not parse.
+        """
         return _as_boolean(*self._get(name))
 
     def getByte(self, name: str) -> int:
+        """The entry ``name`` as a Java byte, converted per the JMS conversion table.
+
+        An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
+        """
         return _as_byte(*self._get(name))
 
     def getShort(self, name: str) -> int:
+        """The entry ``name`` as a Java short, converted per the JMS conversion table.
+
+        An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
+        """
         return _as_short(*self._get(name))
 
     def getChar(self, name: str) -> str:
+        """The entry ``name`` as a one-character str (only a char entry converts).
+
+        Raises MessageFormatException for another type and TypeError for an absent entry (Java's
+        NullPointerException).
+        """
         return _as_char(*self._get(name))
 
     def getInt(self, name: str) -> int:
+        """The entry ``name`` as a Java int, converted per the JMS conversion table.
+
+        An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
+        """
         return _as_int(*self._get(name))
 
     def getLong(self, name: str) -> int:
+        """The entry ``name`` as a Java long, converted per the JMS conversion table.
+
+        An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
+        """
         return _as_long(*self._get(name))
 
     def getFloat(self, name: str) -> float:
+        """The entry ``name`` as a Java float, converted per the JMS conversion table.
+
+        An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
+        """
         return _as_float(*self._get(name))
 
     def getDouble(self, name: str) -> float:
+        """The entry ``name`` as a Java double, converted per the JMS conversion table.
+
+        An absent entry raises NumberFormatException. Raises IllegalArgumentException for an empty
+        name, MessageFormatException when the stored type does not convert, NumberFormatException
+        when a String does not parse.
+        """
         return _as_double(*self._get(name))
 
     def getString(self, name: str) -> str | None:
+        """The entry ``name`` as a Java String, converted per the JMS conversion table.
+
+        An absent entry is None. Raises IllegalArgumentException for an empty name,
+        MessageFormatException when the stored type does not convert, NumberFormatException when a
+        String does not parse.
+        """
         return _as_string(*self._get(name))
 
     def getBytes(self, name: str) -> bytes | None:
+        """A copy of the byte array entry ``name``, or None when absent.
+
+        Raises MessageFormatException for an entry of another type.
+        """
         return _as_bytes(*self._get(name))
 
     def getObject(self, name: str) -> Any:
+        """The entry ``name`` as a plain Python value (bytes as a copy), or None when absent."""
         jt, v = self._get(name)
         return _plain(jt, v)
 
     def getMapNames(self) -> list[str]:
+        """The names of the entries, in insertion order."""
         return list(self._map)
 
     def itemExists(self, name: str) -> bool:
+        """Whether an entry ``name`` exists."""
         return name in self._map
 
     def setBoolean(self, name: str, value: bool) -> None:
+        """Set entry ``name`` to a Java boolean; ``value`` must be a bool.
+
+        Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
+        body is read-only, MessageFormatException for a value of the wrong type or range.
+        """
         if not isinstance(value, bool):
             raise MessageFormatException(f"Value {value!r} is not a bool")
         self._put(name, (_BOOLEAN, value))
 
     def setByte(self, name: str, value: int) -> None:
+        """Set entry ``name`` to a Java byte (-128..127).
+
+        Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
+        body is read-only, MessageFormatException for a value of the wrong type or range.
+        """
         self._put(name, (_BYTE, _check_range(value, _BYTE_MIN, _BYTE_MAX, "byte")))
 
     def setShort(self, name: str, value: int) -> None:
+        """Set entry ``name`` to a Java short (-32768..32767).
+
+        Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
+        body is read-only, MessageFormatException for a value of the wrong type or range.
+        """
         self._put(name, (_SHORT, _check_range(value, _SHORT_MIN, _SHORT_MAX, "short")))
 
     def setChar(self, name: str, value: str) -> None:
+        """Set entry ``name`` to a Java char (a one-character str).
+
+        Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
+        body is read-only, MessageFormatException for a value of the wrong type or range.
+        """
         self._put(name, (_CHAR, str(JChar(value))))
 
     def setInt(self, name: str, value: int) -> None:
+        """Set entry ``name`` to a Java int (32-bit).
+
+        Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
+        body is read-only, MessageFormatException for a value of the wrong type or range.
+        """
         self._put(name, (_INT, _check_range(value, _INT_MIN, _INT_MAX, "int")))
 
     def setLong(self, name: str, value: int) -> None:
+        """Set entry ``name`` to a Java long (64-bit).
+
+        Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
+        body is read-only, MessageFormatException for a value of the wrong type or range.
+        """
         self._put(name, (_LONG, _check_range(value, _LONG_MIN, _LONG_MAX, "long")))
 
     def setFloat(self, name: str, value: float) -> None:
+        """Set entry ``name`` to a Java float (rounded to 32 bits).
+
+        Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
+        body is read-only, MessageFormatException for a value of the wrong type or range.
+        """
         self._put(name, (_FLOAT, _to_float32(_check_float(value, "float"))))
 
     def setDouble(self, name: str, value: float) -> None:
+        """Set entry ``name`` to a Java double.
+
+        Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
+        body is read-only, MessageFormatException for a value of the wrong type or range.
+        """
         self._put(name, (_DOUBLE, _check_float(value, "double")))
 
     def setString(self, name: str, value: str | None) -> None:
+        """Set entry ``name`` to a Java String (or None).
+
+        Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
+        body is read-only, MessageFormatException for a value of the wrong type or range.
+        """
         if value is not None and not isinstance(value, str):
             raise MessageFormatException(f"Value {value!r} is not a str")
         self._put(name, (_STRING, value))
@@ -148,6 +253,12 @@ class MapMessage(Message):
         offset: int = 0,
         length: int | None = None,
     ) -> None:
+        """Set entry ``name`` to a copy of ``value[offset:offset + length]`` (all of it by default).
+
+        Raises IllegalArgumentException for an empty name, MessageNotWriteableException when the
+        body is read-only, MessageFormatException for a value that is not bytes-like, IndexError for
+        an offset or length outside ``value``.
+        """
         if value is None:
             self._put(name, (_BYTES, None))
             return
@@ -159,6 +270,12 @@ class MapMessage(Message):
         self._put(name, (_BYTES, bytes(value[offset:end])))
 
     def setObject(self, name: str, value: Any) -> None:
+        """Set entry ``name`` from a Python value, typed as ``Message.setObjectProperty`` types it.
+
+        bytes-like values are allowed here (byte arrays). Raises IllegalArgumentException for an
+        empty name, MessageNotWriteableException when read-only, MessageFormatException for other
+        types.
+        """
         _check_map_name(name)
         self._put(name, _typed_object(value, allow_bytes=True))
 
@@ -171,6 +288,7 @@ class MapMessage(Message):
         self._map = entries
 
     def clearBody(self) -> None:
+        """Remove every entry and make the body writeable again."""
         self._map = {}
         self._read_only_body = False
 

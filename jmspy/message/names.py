@@ -13,6 +13,11 @@ from jmspy.errors import IllegalArgumentException
 
 
 class DeliveryMode:
+    """The JMS delivery modes (``jakarta.jms.DeliveryMode``): NON_PERSISTENT (1) and PERSISTENT (2).
+
+    PERSISTENT is sent as AMQP ``header.durable`` true (rule WM-2).
+    """
+
     NON_PERSISTENT = 1
     PERSISTENT = 2
 

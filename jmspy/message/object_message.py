@@ -46,6 +46,12 @@ class ObjectMessage(Message):
             self.setObject(obj)
 
     def setObject(self, obj: Any) -> None:
+        """Set the body to ``obj``, pickled now (protocol 5); None removes the body.
+
+        Later changes to ``obj`` do not reach the message. Raises MessageNotWriteableException when
+        the body is read-only and MessageFormatException (linking the cause) when ``obj`` cannot be
+        pickled.
+        """
         self._check_body_writeable()
         self._typed = None
         self._has_typed = False
@@ -62,6 +68,13 @@ class ObjectMessage(Message):
         self._content_type = PYTHON_SERIALIZED_CONTENT_TYPE
 
     def getObject(self) -> Any:
+        """The body object, or None without a body.
+
+        A pickled body is unpickled afresh on each call; a typed body is a copy of the decoded AMQP
+        value. Raises MessageFormatException for a Java-serialized body or another content type (use
+        :meth:`getSerializedBytes`), for a class the DeserializationPolicy does not allow (rule
+        SEC-5), or when unpickling fails.
+        """
         if self._has_typed:
             return _deep_copy(self._typed)
         data = self._serialized
@@ -93,6 +106,10 @@ class ObjectMessage(Message):
         return self._serialized
 
     def set_deserialization_policy(self, policy: DeserializationPolicy | None) -> None:
+        """Provider surface: the policy :meth:`getObject` unpickles under.
+
+        None restores the default, which allows no class.
+        """
         self._policy = _DEFAULT_POLICY if policy is None else policy
 
     def get_serialized_body(self) -> tuple[bytes | None, str | None]:
@@ -104,12 +121,17 @@ class ObjectMessage(Message):
         return self._has_typed
 
     def set_serialized_body(self, data: bytes, content_type: str | None) -> None:
+        """Provider surface: install serialized body bytes with their content type.
+
+        A typed body is replaced.
+        """
         self._serialized = data
         self._content_type = content_type
         self._typed = None
         self._has_typed = False
 
     def set_typed_body(self, value: Any) -> None:
+        """Provider surface: make ``value`` the body, sent as an AMQP value (typed encoding)."""
         self._serialized = None
         self._content_type = None
         self._typed = value
@@ -128,6 +150,10 @@ class ObjectMessage(Message):
         self.get_property_store()[JMS_AMQP_TYPED_ENCODING] = (_BOOLEAN, True)
 
     def clearProperties(self) -> None:
+        """Remove every property except ``JMS_AMQP_TYPED_ENCODING``.
+
+        The typed encoding belongs to the body, as in Qpid JMS.
+        """
         # As in Qpid JMS, the typed encoding belongs to the body's encoding and survives
         # clearProperties (its property intercepter has nothing to clear).
         typed = self.uses_typed_encoding()
@@ -144,6 +170,7 @@ class ObjectMessage(Message):
         return tv is not None and bool(tv[1])
 
     def clearBody(self) -> None:
+        """Remove the body and make it writeable again."""
         self._serialized = None
         self._content_type = None
         self._typed = None
@@ -154,6 +181,11 @@ class ObjectMessage(Message):
         return self._serialized is not None or (self._has_typed and self._typed is not None)
 
     def getBody(self, cls: type[_T]) -> _T | None:
+        """The body object as ``cls`` (JMS 2.0 ``getBody``), or None without a body.
+
+        Raises MessageFormatException when the object is not an instance of ``cls`` or cannot be
+        loaded (see :meth:`getObject`).
+        """
         if not self._has_body():
             return None
         obj = self.getObject()
@@ -165,6 +197,10 @@ class ObjectMessage(Message):
         return obj
 
     def isBodyAssignableTo(self, cls: type) -> bool:
+        """Whether :meth:`getBody` could return the body as ``cls``.
+
+        False when the body cannot be loaded.
+        """
         if not self._has_body():
             return True
         try:

@@ -63,6 +63,10 @@ class DeserializationPolicy:
         return cls(allow_list=split(allow_list), deny_list=split(deny_list))
 
     def is_denied(self, module: str, name: str) -> bool:
+        """Whether the deny list matches ``module`` or ``module.name``.
+
+        The deny list wins over the allow list.
+        """
         return _matches(self.deny_list, module) or _matches(self.deny_list, f"{module}.{name}")
 
     def is_allowed(self, full_name: str) -> bool:

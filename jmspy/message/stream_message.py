@@ -74,11 +74,13 @@ class StreamMessage(Message):
         return self._items
 
     def reset(self) -> None:
+        """Switch the body to read mode and move to its first item."""
         self._reading = True
         self._ridx = 0
         self._bytes_remaining = _NO_BYTES_IN_FLIGHT
 
     def clearBody(self) -> None:
+        """Remove every item and return to write mode (properties are kept)."""
         self._items = []
         self._reading = False
         self._ridx = 0
@@ -86,6 +88,10 @@ class StreamMessage(Message):
         self._read_only_body = False
 
     def set_read_only(self, read_only: bool) -> None:
+        """Provider surface: mark the message read-only or writeable (see ``Message``).
+
+        A read-only body is also reset to read mode, at its first item.
+        """
         super().set_read_only(read_only)
         if read_only:
             self.reset()
@@ -119,33 +125,92 @@ class StreamMessage(Message):
         return result
 
     def readBoolean(self) -> bool:
+        """Read the next item as a Java boolean, converted per the JMS conversion table.
+
+        Raises MessageNotReadableException before :meth:`reset`, MessageEOFException past the end,
+        MessageFormatException when the item does not convert (the position is then unchanged, so it
+        can be read as another type), NumberFormatException when a String item does not parse.
+        """
         return self._read_with(_as_boolean)
 
     def readByte(self) -> int:
+        """Read the next item as a Java byte, converted per the JMS conversion table.
+
+        Raises MessageNotReadableException before :meth:`reset`, MessageEOFException past the end,
+        MessageFormatException when the item does not convert (the position is then unchanged, so it
+        can be read as another type), NumberFormatException when a String item does not parse.
+        """
         return self._read_with(_as_byte)
 
     def readShort(self) -> int:
+        """Read the next item as a Java short, converted per the JMS conversion table.
+
+        Raises MessageNotReadableException before :meth:`reset`, MessageEOFException past the end,
+        MessageFormatException when the item does not convert (the position is then unchanged, so it
+        can be read as another type), NumberFormatException when a String item does not parse.
+        """
         return self._read_with(_as_short)
 
     def readChar(self) -> str:
+        """Read the next item as a one-character str (only a char item converts).
+
+        Raises MessageNotReadableException before :meth:`reset`, MessageEOFException past the end,
+        MessageFormatException when the item does not convert (the position is then unchanged, so it
+        can be read as another type).
+        """
         return self._read_with(_as_char)
 
     def readInt(self) -> int:
+        """Read the next item as a Java int, converted per the JMS conversion table.
+
+        Raises MessageNotReadableException before :meth:`reset`, MessageEOFException past the end,
+        MessageFormatException when the item does not convert (the position is then unchanged, so it
+        can be read as another type), NumberFormatException when a String item does not parse.
+        """
         return self._read_with(_as_int)
 
     def readLong(self) -> int:
+        """Read the next item as a Java long, converted per the JMS conversion table.
+
+        Raises MessageNotReadableException before :meth:`reset`, MessageEOFException past the end,
+        MessageFormatException when the item does not convert (the position is then unchanged, so it
+        can be read as another type), NumberFormatException when a String item does not parse.
+        """
         return self._read_with(_as_long)
 
     def readFloat(self) -> float:
+        """Read the next item as a Java float, converted per the JMS conversion table.
+
+        Raises MessageNotReadableException before :meth:`reset`, MessageEOFException past the end,
+        MessageFormatException when the item does not convert (the position is then unchanged, so it
+        can be read as another type), NumberFormatException when a String item does not parse.
+        """
         return self._read_with(_as_float)
 
     def readDouble(self) -> float:
+        """Read the next item as a Java double, converted per the JMS conversion table.
+
+        Raises MessageNotReadableException before :meth:`reset`, MessageEOFException past the end,
+        MessageFormatException when the item does not convert (the position is then unchanged, so it
+        can be read as another type), NumberFormatException when a String item does not parse.
+        """
         return self._read_with(_as_double)
 
     def readString(self) -> str | None:
+        """Read the next item as a Java String, converted per the JMS conversion table.
+
+        Raises MessageNotReadableException before :meth:`reset`, MessageEOFException past the end,
+        MessageFormatException when the item does not convert (the position is then unchanged, so it
+        can be read as another type), NumberFormatException when a String item does not parse.
+        """
         return self._read_with(_as_string)
 
     def readObject(self) -> Any:
+        """Read the next item as a plain Python value (bytes for a byte array).
+
+        Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
+        end.
+        """
         return self._read_with(_plain)
 
     def readBytes(self, buffer: bytearray) -> int:
@@ -185,39 +250,84 @@ class StreamMessage(Message):
         return n
 
     def writeBoolean(self, value: bool) -> None:
+        """Append a boolean; ``value`` must be a bool to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         if not isinstance(value, bool):
             raise MessageFormatException(f"Value {value!r} is not a bool")
         self._check_writing().append((_BOOLEAN, value))
 
     def writeByte(self, value: int) -> None:
+        """Append a Java byte (-128..127) to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _check_range(value, _BYTE_MIN, _BYTE_MAX, "byte")
         self._check_writing().append((_BYTE, v))
 
     def writeShort(self, value: int) -> None:
+        """Append a Java short (-32768..32767) to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _check_range(value, _SHORT_MIN, _SHORT_MAX, "short")
         self._check_writing().append((_SHORT, v))
 
     def writeChar(self, value: str) -> None:
+        """Append a Java char (a one-character str) to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         c = str(JChar(value))
         self._check_writing().append((_CHAR, c))
 
     def writeInt(self, value: int) -> None:
+        """Append a Java int (32-bit) to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _check_range(value, _INT_MIN, _INT_MAX, "int")
         self._check_writing().append((_INT, v))
 
     def writeLong(self, value: int) -> None:
+        """Append a Java long (64-bit) to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _check_range(value, _LONG_MIN, _LONG_MAX, "long")
         self._check_writing().append((_LONG, v))
 
     def writeFloat(self, value: float) -> None:
+        """Append a Java float (rounded to 32 bits) to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _to_float32(_check_float(value, "float"))
         self._check_writing().append((_FLOAT, v))
 
     def writeDouble(self, value: float) -> None:
+        """Append a Java double to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         v = _check_float(value, "double")
         self._check_writing().append((_DOUBLE, v))
 
     def writeString(self, value: str | None) -> None:
+        """Append a String (or None) to the body.
+
+        Raises MessageNotWriteableException in read mode and MessageFormatException for a value of
+        the wrong type or range.
+        """
         if value is not None and not isinstance(value, str):
             raise MessageFormatException(f"Value {value!r} is not a str")
         self._check_writing().append((_STRING, value))
@@ -225,6 +335,12 @@ class StreamMessage(Message):
     def writeBytes(
         self, value: bytes | bytearray | memoryview, offset: int = 0, length: int | None = None
     ) -> None:
+        """Append a copy of ``value[offset:offset + length]`` as one byte array item.
+
+        All of ``value`` by default. Raises MessageNotWriteableException in read mode,
+        MessageFormatException unless ``value`` is bytes-like, and IndexError for an offset or
+        length outside ``value``.
+        """
         _check_bytes_value(value, "StreamMessage.writeBytes")
         end = len(value) if length is None else offset + length
         if offset < 0 or end > len(value) or end < offset:
@@ -232,6 +348,11 @@ class StreamMessage(Message):
         self._check_writing().append((_BYTES, bytes(value[offset:end])))
 
     def writeObject(self, value: Any) -> None:
+        """Append a Python value, typed as ``Message.setObjectProperty`` types it.
+
+        Bytes-like values are allowed (byte arrays). Raises MessageNotWriteableException in read
+        mode and MessageFormatException for a value of an unsupported type.
+        """
         tv = _typed_object(value, allow_bytes=True)
         self._check_writing().append(tv)
 
@@ -239,9 +360,11 @@ class StreamMessage(Message):
         return True
 
     def getBody(self, cls: type[_T]) -> _T | None:
+        """Not supported for a StreamMessage (JMS 2.0): always raises MessageFormatException."""
         raise MessageFormatException("getBody() is not supported for StreamMessage")
 
     def isBodyAssignableTo(self, cls: type) -> bool:
+        """Always false: a StreamMessage body cannot be returned by :meth:`getBody`."""
         return False
 
 

@@ -13,6 +13,11 @@ _T = TypeVar("_T")
 
 
 class TextMessage(Message):
+    """A message whose body is a string (``jakarta.jms.TextMessage``).
+
+    On the wire the body is an ``amqp-value`` string section (rule WM-12).
+    """
+
     jms_msg_type: ClassVar[int] = 5
     _text: str | None = None
 
@@ -21,6 +26,11 @@ class TextMessage(Message):
             self.setText(text)
 
     def setText(self, text: str | None) -> None:
+        """Set the body text (None: no body).
+
+        Raises MessageNotWriteableException when the body is read-only and MessageFormatException
+        unless ``text`` is a str or None.
+        """
         self._check_body_writeable()
         if text is not None and not isinstance(text, str):
             raise MessageFormatException(
@@ -29,9 +39,11 @@ class TextMessage(Message):
         self._text = text
 
     def getText(self) -> str | None:
+        """The body text, or None."""
         return self._text
 
     def clearBody(self) -> None:
+        """Remove the text and make the body writeable again."""
         self._text = None
         self._read_only_body = False
 
