@@ -42,7 +42,7 @@ from pyspark.sql.types import (
 
 from ._batch import browse_rows, consume_rows
 from ._options import JmsOptionError, JmsOptions
-from ._rows import READ_SCHEMA
+from ._rows import READ_SCHEMA, finish_row
 from ._stream import Offset, StreamConsumer
 from ._writer import RowWriter
 
@@ -193,7 +193,9 @@ class JmsStreamReader(DataSourceStreamReader, _AvailableNow):
         return [InputPartition(rows[i : i + size]) for i in range(0, len(rows), size)]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
-        return iter(partition.value)
+        # The driver ships raw rows (timestamps as epoch ms); they are finished here, on the
+        # executors, in parallel (see _rows.message_to_raw_row).
+        return map(finish_row, partition.value)
 
     def commit(self, end: Offset) -> None:
         consumer = self._consumer

@@ -17,7 +17,7 @@ import pytest
 import jmspy
 from jmspy.spark import JmsOptionError, JmsOptions
 from jmspy.spark._batch import browse_rows, consume_rows
-from jmspy.spark._rows import READ_COLUMNS
+from jmspy.spark._rows import READ_COLUMNS, finish_row
 from jmspy.spark._stream import StreamConsumer
 
 COLUMNS = [name for name, _ in READ_COLUMNS]
@@ -60,7 +60,8 @@ def options(jms_options: dict[str, str], **extra: str) -> JmsOptions:
 
 
 def row_dict(row: tuple[Any, ...]) -> dict[str, Any]:
-    return dict(zip(COLUMNS, row, strict=True))
+    """A row of the stream consumer as Spark gets it (finished on the executor)."""
+    return dict(zip(COLUMNS, finish_row(row), strict=True))
 
 
 def test_batches_are_acknowledged_only_once_spark_recorded_them(
