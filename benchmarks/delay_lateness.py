@@ -18,7 +18,9 @@ the engine:
 Qpid JMS gives the end-to-end column only; its lateness is bounded below by the broker share,
 which is the same broker on the same schedule. Both producers run in a separate process (a
 jmspy producer, asynchronous non-persistent sends with a per-message delivery delay), so each
-consumer's process does nothing but consume.
+consumer's process does nothing but consume. Each consumer first gets --warmup undelayed
+messages (not counted), then a pause of a few seconds, so that the JVM has compiled its
+receive path before the scheduled messages come (and jmspy gets the same treatment).
 
 The Qpid JMS consumer is tests/interop/java/.../DelayLatenessConsumer.java, built (once per
 source change, cached) with Maven by tests/interop/interop_support.py. Without Java or Maven
@@ -54,18 +56,27 @@ except ImportError as exc:  # pragma: no cover - a broken environment, said plai
 REPO = Path(__file__).resolve().parent.parent
 INTEROP = REPO / "tests" / "interop"
 JAVA_MAIN = "jmspy.interop.DelayLatenessConsumer"
+# After the warm-up messages: time for a JVM to compile what they exercised.
+WARMUP_PAUSE_S = 3.0
 
 
 # ------------------------------------------------------------------------------ the producer
 
 
-def produce(url: str, user: str, password: str, queue: str, delays: list[int]) -> None:
-    """Send one message per delay (separate process: see the module docstring)."""
+def produce(url: str, user: str, password: str, queue: str, delays: list[int], warmup: int) -> None:
+    """Send ``warmup`` messages without delay, pause, then one message per delay (separate
+    process: see the module docstring)."""
     factory = jmspy.ConnectionFactory(url, user, password)
     with factory.createConnection() as connection:
         session = connection.createSession()
         producer = session.createProducer(session.createQueue(queue))
         producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT)
+        for _ in range(warmup):
+            message = session.createTextMessage("x" * 100)
+            message.setBooleanProperty("warmup", True)
+            producer.send(message)
+        if warmup:
+            time.sleep(WARMUP_PAUSE_S)
         for seq, delay in enumerate(delays):
             message = session.createTextMessage("x" * 100)
             message.setIntProperty("seq", seq)
@@ -75,11 +86,11 @@ def produce(url: str, user: str, password: str, queue: str, delays: list[int]) -
         producer.close()  # waits until the broker has every message
 
 
-def start_producer(info: BrokerInfo, queue: str, delays: list[int]) -> Any:
+def start_producer(info: BrokerInfo, queue: str, delays: list[int], warmup: int) -> Any:
     # spawn: the parent has engine threads, which a fork would copy half-alive.
     context = multiprocessing.get_context("spawn")
     process = context.Process(
-        target=produce, args=(info.url, info.username, info.password, queue, delays)
+        target=produce, args=(info.url, info.username, info.password, queue, delays, warmup)
     )
     process.start()
     return process
@@ -135,6 +146,8 @@ class Recorder:
 
     def onMessage(self, message: Any) -> None:
         now_mono, now_wall = time.monotonic(), time.time()
+        if message.propertyExists("warmup"):
+            return
         due_ms = message.getLongProperty("due")
         inbound = self.session._current_listener_delivery
         read_mono, read_wall = inbound.read_at
@@ -152,7 +165,7 @@ class Recorder:
             self.done.set()
 
 
-def run_jmspy(info: BrokerInfo, delays: list[int], limit_s: float) -> Recorder:
+def run_jmspy(info: BrokerInfo, delays: list[int], warmup: int, limit_s: float) -> Recorder:
     _instrument()
     queue = fresh_queue("delay-jmspy")
     factory = jmspy.ConnectionFactory(info.url, info.username, info.password)
@@ -161,7 +174,7 @@ def run_jmspy(info: BrokerInfo, delays: list[int], limit_s: float) -> Recorder:
         recorder = Recorder(session, len(delays))
         session.createConsumer(session.createQueue(queue)).setMessageListener(recorder)
         connection.start()
-        producer = start_producer(info, queue, delays)
+        producer = start_producer(info, queue, delays, warmup)
         arrived = recorder.done.wait(limit_s)
         join_producer(producer)
         if not arrived:
@@ -186,7 +199,7 @@ def java_jar() -> tuple[str, Path]:
 
 
 def run_qpid_jms(
-    info: BrokerInfo, delays: list[int], limit_s: float, java: str, jar: Path
+    info: BrokerInfo, delays: list[int], warmup: int, limit_s: float, java: str, jar: Path
 ) -> list[float]:
     queue = fresh_queue("delay-qpid")
     args = [
@@ -210,7 +223,7 @@ def run_qpid_jms(
         if ready != "READY":
             _, err = process.communicate(timeout=30)
             raise BenchmarkError(f"the Qpid JMS consumer did not start: {ready!r} {err[-500:]}")
-        producer = start_producer(info, queue, delays)
+        producer = start_producer(info, queue, delays, warmup)
         out, err = process.communicate(timeout=limit_s + 60)
         join_producer(producer)
     finally:
@@ -252,6 +265,9 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=10000, help="scheduled messages per consumer")
     parser.add_argument("--max-delay", type=int, default=10000, help="largest delay in ms")
     parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument(
+        "--warmup", type=int, default=2000, help="undelayed messages first, not counted"
+    )
     parser.add_argument("--no-java", action="store_true", help="skip the Qpid JMS consumer")
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -268,14 +284,14 @@ def main() -> int:
             skipped = f"Qpid JMS column skipped: {exc}"
     rows: list[list[str]] = []
     with broker() as info:
-        recorder = run_jmspy(info, delays, limit_s)
+        recorder = run_jmspy(info, delays, args.warmup, limit_s)
         rows.append(row("jmspy: listener call - delivery time", recorder.total_ms))
         rows.append(row("  broker share: socket read - delivery time", recorder.broker_ms))
         rows.append(row("  client share: listener call - socket read", recorder.client_ms))
         rows.append(row("    engine: socket read - transfer decoded", recorder.decode_ms))
         rows.append(row("    dispatch: transfer decoded - listener call", recorder.handoff_ms))
         if java is not None:
-            qpid = run_qpid_jms(info, delays, limit_s, *java)
+            qpid = run_qpid_jms(info, delays, args.warmup, limit_s, *java)
             rows.append(row("Qpid JMS: listener call - delivery time", qpid))
     print(f"load average at end: {os.getloadavg()}")
     print(f"{args.n} messages, delays uniform over 0..{args.max_delay} ms, lateness in ms")

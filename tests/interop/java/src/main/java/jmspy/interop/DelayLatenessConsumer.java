@@ -16,6 +16,10 @@ import org.apache.qpid.jms.JmsConnectionFactory;
  * records, for each scheduled message, how late it arrived: wall clock at onMessage minus the
  * message's long property "due", the epoch ms its producer asked the broker to deliver it at.
  *
+ * <p>Messages with the boolean property "warmup" (sent first, without delay, so that the JVM
+ * has loaded and compiled the receive path before the scheduled messages come) are not
+ * counted.
+ *
  * <p>Usage: {@code DelayLatenessConsumer url user password queue count timeoutMs}. Prints
  * {@code READY} once the consumer is attached and the connection started, then one line
  * {@code LATENESS_US v1 v2 ...} (microseconds, arrival order) and exits 0; exits 1 with the
@@ -49,6 +53,9 @@ public final class DelayLatenessConsumer {
                         Instant now = clock.instant();
                         long nowUs = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000L;
                         try {
+                            if (message.propertyExists("warmup")) {
+                                return;
+                            }
                             long dueMs = message.getLongProperty("due");
                             if (seen[0] < count) {
                                 lateness[seen[0]++] = nowUs - dueMs * 1_000L;
