@@ -20,6 +20,8 @@ connection and is started again by the next one.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import math
 import select
@@ -68,6 +70,8 @@ class SharedEventLoop:
         self._wake_w.setblocking(False)
         # Engines served or about to be (read by shared_loop to balance the group).
         self.load = 0
+        self._deadlines: list[tuple[float, int, Engine]] = []
+        self._seq = itertools.count()
 
     # ---- any thread -------------------------------------------------------------------------
 
@@ -100,13 +104,17 @@ class SharedEventLoop:
     # ---- the loop thread ----------------------------------------------------------------------
 
     def _run(self) -> None:
-        poller = select.poll()
+        poller = _Poller()
         own_fd = self._wake_r.fileno()
         poller.register(own_fd, _POLL_IN)
         # engine -> [deadline, socket events registered]; fd -> (engine, is its wake-up socket)
         engines: dict[Engine, list[float]] = {}
         by_fd: dict[int, tuple[Engine, bool]] = {}
         due: dict[Engine, list[bool]] = {}  # engine -> [socket readable, woken]
+        # (deadline, seq, engine): one entry per turn; an entry whose deadline is no longer
+        # its engine's is stale and skipped, so a turn costs O(log n), not a scan of all.
+        self._deadlines = []
+        deadlines = self._deadlines
         while True:
             with self._lock:
                 incoming, self._incoming = self._incoming, []
@@ -124,19 +132,19 @@ class SharedEventLoop:
                 if engine in engines:
                     due.setdefault(engine, [False, False])
             now = time.monotonic()
-            for engine, state in engines.items():
-                if state[0] <= now:
+            while deadlines and deadlines[0][0] <= now:
+                when, _, engine = heapq.heappop(deadlines)
+                state = engines.get(engine)
+                if state is not None and state[0] == when:
                     due.setdefault(engine, [False, False])
             for engine, (readable, woken) in due.items():
                 self._step(engine, readable, woken, engines, by_fd, poller)
             due = {}
             timeout = _MAX_WAIT_S
-            now = time.monotonic()
-            for state in engines.values():
-                if state[0] - now < timeout:
-                    timeout = state[0] - now
+            if deadlines:
+                timeout = min(timeout, deadlines[0][0] - time.monotonic())
             try:
-                events = poller.poll(math.ceil(max(0.0, timeout) * 1000.0))
+                events = poller.poll(max(0.0, timeout))
             except InterruptedError:
                 continue
             for fd, mask in events:
@@ -160,7 +168,7 @@ class SharedEventLoop:
         woken: bool,
         engines: dict[Engine, list[float]],
         by_fd: dict[int, tuple[Engine, bool]],
-        poller: select.poll,
+        poller: _Poller,
     ) -> None:
         """One turn of one engine: the rest of its last wait, then up to its next wait."""
         state = engines.get(engine)
@@ -179,16 +187,20 @@ class SharedEventLoop:
             engine._finish(None)
             return
         want_read, want_write, timeout = turn
-        state[0] = time.monotonic() + timeout
+        when = time.monotonic() + timeout
+        state[0] = when
+        heapq.heappush(self._deadlines, (when, next(self._seq), engine))
         mask = (_POLL_IN if want_read else 0) | (select.POLLOUT if want_write else 0)
         sock = engine._sock
         assert sock is not None
         if mask != state[1]:
             fd = sock.fileno()
-            if mask:
+            if mask and state[1]:
+                poller.modify(fd, mask)
+            elif mask:
                 poller.register(fd, mask)
                 by_fd[fd] = (engine, False)
-            elif state[1]:
+            else:
                 poller.unregister(fd)
                 by_fd.pop(fd, None)
             state[1] = mask
@@ -198,7 +210,7 @@ class SharedEventLoop:
         engine: Engine,
         engines: dict[Engine, list[float]],
         by_fd: dict[int, tuple[Engine, bool]],
-        poller: select.poll,
+        poller: _Poller,
     ) -> None:
         state = engines.pop(engine, None)
         for fd, (owner, _) in list(by_fd.items()):
@@ -211,6 +223,41 @@ class SharedEventLoop:
         if state is not None:
             with self._lock:
                 self.load -= 1
+
+
+class _Poller:
+    """epoll where there is one (a wait costs O(ready sockets), not O(all)), else poll."""
+
+    def __init__(self) -> None:
+        self._epoll = select.epoll() if hasattr(select, "epoll") else None
+        self._poll = select.poll() if self._epoll is None else None
+
+    def register(self, fd: int, mask: int) -> None:
+        if self._epoll is not None:
+            self._epoll.register(fd, mask)
+        else:
+            assert self._poll is not None
+            self._poll.register(fd, mask)
+
+    def modify(self, fd: int, mask: int) -> None:
+        if self._epoll is not None:
+            self._epoll.modify(fd, mask)
+        else:
+            assert self._poll is not None
+            self._poll.modify(fd, mask)
+
+    def unregister(self, fd: int) -> None:
+        if self._epoll is not None:
+            self._epoll.unregister(fd)
+        else:
+            assert self._poll is not None
+            self._poll.unregister(fd)
+
+    def poll(self, timeout_s: float) -> list[tuple[int, int]]:
+        if self._epoll is not None:
+            return self._epoll.poll(timeout_s)
+        assert self._poll is not None
+        return self._poll.poll(math.ceil(timeout_s * 1000.0))
 
 
 def _drain(sock: socket.socket) -> None:
