@@ -118,6 +118,8 @@ class SharedLoop(Protocol):
 
     def touch(self, engine: Engine) -> None: ...
 
+    def notify(self, engine: Engine) -> None: ...
+
 
 class EngineHandler(Protocol):
     def on_proton_event(self, event: Event) -> None: ...
@@ -228,6 +230,10 @@ class Engine:
             with self._wake_lock:
                 if not self._wake_pending:
                     self._wake_pending = True
+                    if self._shared_loop is not None:
+                        # One wake-up of the shared loop covers every engine woken meanwhile.
+                        self._shared_loop.notify(self)
+                        return
                     try:
                         self._wake_w.send(b"\0")
                     except (BlockingIOError, OSError):

@@ -71,6 +71,7 @@ class SharedEventLoop:
         # Engines served or about to be (read by shared_loop to balance the group).
         self.load = 0
         self._deadlines: list[tuple[float, int, Engine]] = []
+        self._wake_pending = False
         self._seq = itertools.count()
 
     # ---- any thread -------------------------------------------------------------------------
@@ -90,10 +91,18 @@ class SharedEventLoop:
 
     def touch(self, engine: Engine) -> None:
         """Step ``engine`` on the next turn (it has a new timer)."""
+        self.notify(engine)
+
+    def notify(self, engine: Engine) -> None:
+        """Step ``engine`` on the next turn (work was queued for it). Engines notified before
+        the loop wakes share one wake-up byte: with many connections, acknowledgements for
+        many of them cost one system call, not one each."""
         with self._lock:
             self._touched.add(engine)
-        if threading.current_thread() is not self._thread:
-            self._wake()
+            if self._wake_pending or threading.current_thread() is self._thread:
+                return  # the loop looks at _touched before it waits again
+            self._wake_pending = True
+        self._wake()
 
     def _wake(self) -> None:
         try:
@@ -105,6 +114,12 @@ class SharedEventLoop:
 
     def _run(self) -> None:
         poller = _Poller()
+        try:
+            self._serve(poller)
+        finally:
+            poller.close()  # the loop thread ends when idle; its epoll fd must not outlive it
+
+    def _serve(self, poller: _Poller) -> None:
         own_fd = self._wake_r.fileno()
         poller.register(own_fd, _POLL_IN)
         # engine -> [deadline, socket events registered]; fd -> (engine, is its wake-up socket)
@@ -119,6 +134,7 @@ class SharedEventLoop:
             with self._lock:
                 incoming, self._incoming = self._incoming, []
                 touched, self._touched = self._touched, set()
+                self._wake_pending = False
                 if not engines and not incoming:
                     self._thread = None
                     return
@@ -143,6 +159,9 @@ class SharedEventLoop:
             timeout = _MAX_WAIT_S
             if deadlines:
                 timeout = min(timeout, deadlines[0][0] - time.monotonic())
+            with self._lock:
+                if self._touched or self._incoming:
+                    timeout = 0.0  # notified from this thread while stepping
             try:
                 events = poller.poll(max(0.0, timeout))
             except InterruptedError:
@@ -252,6 +271,10 @@ class _Poller:
         else:
             assert self._poll is not None
             self._poll.unregister(fd)
+
+    def close(self) -> None:
+        if self._epoll is not None:
+            self._epoll.close()
 
     def poll(self, timeout_s: float) -> list[tuple[int, int]]:
         if self._epoll is not None:
