@@ -16,6 +16,10 @@ Rows of the result (every one moves N persistent messages of ``--size`` bytes):
 * ``spark source -> sink``: the same source into ``writeStream.format("jms")`` (queue to
   queue).
 
+Then ``--rounds`` interleaved rounds of the transacted jmspy consumer and the spark source on
+fresh queues of N messages each, one right after the other, and the median of their ratio:
+on a machine shared with other work, single measurements minutes apart see different loads.
+
 Spark's start-up and a small warm-up query of each kind are not timed (the first streaming
 query of a session pays several seconds of one-off cost). Without JMSPY_BROKER_URL a local
 Apache Artemis is started for the run. Nothing is asserted about speed; the run fails only
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -147,6 +152,12 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=20_000, help="messages per measurement")
     parser.add_argument("--size", type=int, default=256, help="body bytes")
     parser.add_argument("--per-trigger", type=int, default=10_000, help="maxMessagesPerTrigger")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="interleaved rounds of (jmspy consumer, spark source) for the ratio",
+    )
     args = parser.parse_args()
     n, size, per_trigger = args.n, args.size, args.per_trigger
     body = b"\xab" * size
@@ -191,6 +202,7 @@ def main() -> int:
                     ),
                 )
             )
+            ratios = interleaved_rounds(spark, info, jms, args, body, work)
             piped_in, piped_out = fresh_queue("pipe-in"), fresh_queue("pipe-out")
             produce(info, piped_in, n, body)
             rows.append(
@@ -233,7 +245,38 @@ def main() -> int:
             for name, count, seconds in rows
         ]
         print(format_table(("path", "messages", "seconds", "msgs/s"), table))
+        print()
+        print(
+            f"interleaved rounds (consumer, then source, on fresh queues of {n}): "
+            + ", ".join(f"{c:,.0f} / {s:,.0f} msg/s = {s / c:.2f}x" for c, s in ratios)
+        )
+        median = statistics.median(s / c for c, s in ratios)
+        print(f"spark source / jmspy consumer (transacted), median of {len(ratios)}: {median:.2f}x")
+        print(f"load average at the end: {os.getloadavg()}")
     return 0
+
+
+def interleaved_rounds(
+    spark: Any, info: BrokerInfo, jms: dict[str, str], args: Any, body: bytes, work: str
+) -> list[tuple[float, float]]:
+    """(jmspy consumer msg/s, spark source msg/s) per round, one right after the other, so
+    that both see the same load on a shared machine."""
+    n, per_trigger = args.n, args.per_trigger
+    out: list[tuple[float, float]] = []
+    for round_ in range(args.rounds):
+        plain, streamed = fresh_queue("round"), fresh_queue("round")
+        produce(info, plain, n, body)
+        produce(info, streamed, n, body)
+        _, _, consumer_s = timed("c", n, lambda q=plain: consume(info, q, n, per_trigger))
+        checkpoint = os.path.join(work, f"round-{round_}")
+        _, _, source_s = timed(
+            "s", n, lambda q=streamed, c=checkpoint: spark_stream(spark, jms, q, n, per_trigger, c)
+        )
+        out.append((n / consumer_s, n / source_s))
+        print(
+            f"round {round_ + 1}: consumer {n / consumer_s:,.0f}, source {n / source_s:,.0f} msg/s"
+        )
+    return out
 
 
 if __name__ == "__main__":

@@ -85,6 +85,12 @@ class ConnectionOptions(BaseModel):
     receive_buffer_size: int = Field(
         65536, alias="transport.receiveBufferSize", gt=0, le=JAVA_INT_MAX
     )
+    # > 0: connections asking for the same N share a group of N engine threads (event loops)
+    # and N listener dispatch threads, instead of an engine thread per connection and a
+    # dispatch thread per session (Qpid JMS: -1, unshared).
+    shared_event_loop_threads: int = Field(
+        -1, alias="transport.sharedEventLoopThreads", ge=-1, le=256
+    )
     trust_store_location: str | None = Field(None, alias="transport.trustStoreLocation")
     key_store_location: str | None = Field(None, alias="transport.keyStoreLocation")
     key_store_password: SecretStr | None = Field(None, alias="transport.keyStorePassword")

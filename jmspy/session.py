@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._amqp.engine import Completion
 from ._amqp.provider import InboundDelivery, LinkSpec
+from ._dispatch_pool import DispatchPool, dispatch_pool
 from ._modes import (
     ACKNOWLEDGE_MODES,
     AUTO_ACKNOWLEDGE,
@@ -79,6 +80,8 @@ class Session(SessionTransactions):
         # Listener dispatch: one thread per session, created when the first listener is set.
         self._ready: queue.SimpleQueue[MessageConsumer | None] = queue.SimpleQueue()
         self._dispatcher: threading.Thread | None = None
+        # transport.sharedEventLoopThreads: listener calls run on a shared pool instead.
+        self._pool: DispatchPool | None = None
         self._delivery_lock = threading.RLock()
         self._current_listener_delivery: InboundDelivery | None = None
         self._batch_deadlines: dict[MessageConsumer, float] = {}
@@ -171,6 +174,8 @@ class Session(SessionTransactions):
         return requested
 
     def _is_dispatch_thread(self, thread: threading.Thread) -> bool:
+        if self._pool is not None:
+            return self._pool.running(self) is thread
         return self._dispatcher is thread
 
     def _is_completion_thread(self, thread: threading.Thread) -> bool:
@@ -256,7 +261,9 @@ class Session(SessionTransactions):
         )
 
     def _ensure_dispatcher(self) -> None:
-        if self._dispatcher is None:
+        if self._pool is None and self._dispatcher is None:
+            self._pool = dispatch_pool(self._connection.options.shared_event_loop_threads)
+        if self._pool is None and self._dispatcher is None:
             self._dispatcher = threading.Thread(
                 target=self._dispatch_loop, name=f"jmspy-session-{self._seq}", daemon=True
             )
@@ -265,6 +272,8 @@ class Session(SessionTransactions):
     def _signal_ready(self, consumer: MessageConsumer, count: int = 1) -> None:
         for _ in range(count):
             self._ready.put(consumer)
+        if self._pool is not None:
+            self._pool.schedule(self)
 
     def _dispatch_loop(self) -> None:
         connection = self._connection_port
@@ -289,32 +298,60 @@ class Session(SessionTransactions):
                 return
             if not connection.wait_started(lambda: None):
                 return
-            try:
-                with self._delivery_lock:
-                    if not connection.started():
-                        # Stopped between the wait and the lock: keep the work for later.
-                        self._ready.put(consumer)
-                        continue
-                    if self._closed:
-                        return
-                    hooks = self._consumer_hooks.get(consumer)
-                    if hooks is None:
-                        continue  # closed since it was queued
-                    if hooks.has_batch_listener():
-                        deadline = hooks.dispatch_batch()
-                        if deadline is not None:
-                            self._batch_deadlines[consumer] = deadline
-                        else:
-                            self._batch_deadlines.pop(consumer, None)
+            if not self._dispatch_ready(consumer):
+                return
+
+    def _dispatch_ready(self, consumer: MessageConsumer) -> bool:
+        """Deliver what ``consumer`` has ready; False once the session is closed."""
+        connection = self._connection_port
+        try:
+            with self._delivery_lock:
+                if not connection.started():
+                    # Stopped between the wait and the lock: keep the work for later.
+                    self._ready.put(consumer)
+                    return True
+                if self._closed:
+                    return False
+                hooks = self._consumer_hooks.get(consumer)
+                if hooks is None:
+                    return True  # closed since it was queued
+                if hooks.has_batch_listener():
+                    deadline = hooks.dispatch_batch()
+                    if deadline is not None:
+                        self._batch_deadlines[consumer] = deadline
                     else:
-                        hooks.dispatch_one()
-            except BaseException:  # noqa: BLE001 - SystemExit too: never a silent stop
-                # A dispatch failure must never kill the session's thread silently.
-                log.exception("message dispatch failed on session %s", self._seq)
+                        self._batch_deadlines.pop(consumer, None)
+                else:
+                    hooks.dispatch_one()
+        except BaseException:  # noqa: BLE001 - SystemExit too: never a silent stop
+            # A dispatch failure must never kill the session's thread silently.
+            log.exception("message dispatch failed on session %s", self._seq)
+        return True
+
+    def _dispatch_some(self, limit: int) -> tuple[bool, float | None]:
+        """One turn on the shared dispatch pool: at most ``limit`` deliveries, without
+        waiting. Returns whether more is ready and the next batch-listener deadline. While
+        the connection is stopped the work stays queued; start() signals it again."""
+        now = time.monotonic()
+        for consumer in [c for c, d in self._batch_deadlines.items() if d <= now]:
+            del self._batch_deadlines[consumer]
+            self._ready.put(consumer)
+        connection = self._connection_port
+        for _ in range(limit):
+            if self._closed or not connection.started():
+                return False, None
+            try:
+                ready = self._ready.get_nowait()
+            except queue.Empty:
+                break
+            if ready is None or not self._dispatch_ready(ready):
+                return False, None
+        more = not self._ready.empty() and connection.started() and not self._closed
+        return more, min(self._batch_deadlines.values(), default=None)
 
     def _wait_for_listener(self) -> None:
         """Return once no listener of this session is running (used by stop and close)."""
-        if self._dispatcher is threading.current_thread():
+        if self._is_dispatch_thread(threading.current_thread()):
             return
         with self._delivery_lock:
             pass
@@ -636,7 +673,7 @@ class Session(SessionTransactions):
         self._check_closed()
         if self._mode == SESSION_TRANSACTED:
             raise IllegalStateException("Cannot call recover() on a transacted session")
-        on_dispatch = self._dispatcher is threading.current_thread()
+        on_dispatch = self._is_dispatch_thread(threading.current_thread())
         if self._mode == CLIENT_ACKNOWLEDGE:
             with self._delivery_lock:
                 with self._unacked_lock:
@@ -664,7 +701,7 @@ class Session(SessionTransactions):
         """
         if self._closed:
             return
-        if self._dispatcher is threading.current_thread():
+        if self._is_dispatch_thread(threading.current_thread()):
             raise IllegalStateException(
                 "Illegal invocation from MessageListener callback: a listener must not close "
                 "its own session"

@@ -109,6 +109,18 @@ class Completion(Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
+class SharedLoop(Protocol):
+    """The loop thread(s) serving many engines (see event_loop.SharedEventLoop)."""
+
+    def owns(self, thread: threading.Thread) -> bool: ...
+
+    def add(self, engine: Engine) -> None: ...
+
+    def touch(self, engine: Engine) -> None: ...
+
+    def notify(self, engine: Engine) -> None: ...
+
+
 class EngineHandler(Protocol):
     def on_proton_event(self, event: Event) -> None: ...
 
@@ -135,6 +147,7 @@ class Engine:
         tls: ssl.SSLContext | None = None,
         server_hostname: str | None = None,
         sasl: SaslClient | None = None,
+        shared_loop: SharedLoop | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -171,6 +184,9 @@ class Engine:
         self._eof = False
         self._deadline = 0.0
         self._stopped = threading.Event()
+        # Set once _finish has run to its end: what joining the engine waits for.
+        self._finished = threading.Event()
+        self._capacity = 0
         self._stop_requested = False
         self._abort_requested = False
         # Dead-peer detection from our own clock: proton's tick() only notices input when it
@@ -178,7 +194,11 @@ class Engine:
         self._idle_timeout_s = float(transport.idle_timeout or 0.0)
         self._last_input = time.monotonic()
         self.failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        # transport.sharedEventLoopThreads: the socket is served by a loop thread shared with
+        # other connections; this engine's own thread only connects (TCP, TLS, SASL) and ends.
+        self._shared_loop = shared_loop
+        target = self._run if shared_loop is None else self._connect_then_share
+        self._thread = threading.Thread(target=target, name=name, daemon=True)
 
     # ---- API side -------------------------------------------------------------------------
 
@@ -194,7 +214,10 @@ class Engine:
         return self._thread
 
     def on_engine_thread(self) -> bool:
-        return threading.current_thread() is self._thread
+        current = threading.current_thread()
+        if self._shared_loop is not None and self._shared_loop.owns(current):
+            return True
+        return current is self._thread
 
     @property
     def running(self) -> bool:
@@ -210,6 +233,10 @@ class Engine:
             with self._wake_lock:
                 if not self._wake_pending:
                     self._wake_pending = True
+                    if self._shared_loop is not None:
+                        # One wake-up of the shared loop covers every engine woken meanwhile.
+                        self._shared_loop.notify(self)
+                        return
                     try:
                         self._wake_w.send(b"\0")
                     except (BlockingIOError, OSError):
@@ -251,6 +278,10 @@ class Engine:
     def schedule(self, delay_s: float, work: Callable[[], None]) -> None:
         """Run work on the engine thread after a delay (engine thread only)."""
         heapq.heappush(self._timers, (time.monotonic() + delay_s, next(self._timer_seq), work))
+        if self._shared_loop is not None:
+            # Possibly scheduled from another connection's handler on the same loop thread:
+            # make the loop take the new deadline into account.
+            self._shared_loop.touch(self)
 
     def stop(self) -> None:
         """Ask the thread to stop after flushing what it can (any thread)."""
@@ -268,8 +299,12 @@ class Engine:
     def join(self, timeout_s: float) -> bool:
         if self.on_engine_thread():
             return False
-        self._thread.join(timeout_s)
-        return not self._thread.is_alive()
+        if self._shared_loop is None:
+            self._thread.join(timeout_s)
+            return not self._thread.is_alive()
+        if not self._thread.is_alive() and not self._thread.ident:
+            return True  # never started
+        return self._finished.wait(timeout_s)
 
     # ---- engine thread ----------------------------------------------------------------
 
@@ -280,9 +315,15 @@ class Engine:
             self._loop()
         except BaseException as exc:  # noqa: BLE001 - every failure ends in on_engine_failed
             error = exc
-            if not isinstance(exc, OSError | EngineStopped | JMSException):
-                log.exception("engine thread for %s:%s failed", self.host, self.port)
         finally:
+            self._finish(error)
+
+    def _finish(self, error: BaseException | None) -> None:
+        """The engine is done (its own thread, or the shared loop's): release the socket and
+        tell the handler, exactly once."""
+        if error is not None and not isinstance(error, OSError | EngineStopped | JMSException):
+            log.error("engine thread for %s:%s failed", self.host, self.port, exc_info=error)
+        try:
             self._stopped.set()
             self._close_socket()
             self.failure = error or EngineStopped("connection closed")
@@ -296,6 +337,20 @@ class Engine:
             take = getattr(self.handler, "take_leftover_work", None)
             if take is None or not take(self._work):
                 self._drain_work_after_stop()
+        finally:
+            self._finished.set()
+
+    def _connect_then_share(self) -> None:
+        """Shared-loop mode: connect on this short-lived thread (the blocking TCP connect and
+        TLS/SASL preamble must not stall the other connections), then hand over."""
+        loop = self._shared_loop
+        assert loop is not None
+        try:
+            self._open_socket()
+        except BaseException as exc:  # noqa: BLE001 - every failure ends in on_engine_failed
+            self._finish(exc)
+            return
+        loop.add(self)
 
     def _drain_work_after_stop(self) -> None:
         while self._work:
@@ -364,54 +419,76 @@ class Engine:
         self.handler.on_proton_event(event)
 
     def _loop(self) -> None:
-        transport = self.transport
         sock = self._sock
         assert sock is not None
         wake_r = self._wake_r
         while True:
-            self._run_work()
-            self._dispatch_events()
-            now = time.monotonic()
-            self._run_timers(now)
-            self._dispatch_events()
-            self._write(sock)
-            # pending()/capacity() make proton process input and may raise events (e.g. a
-            # SASL failure); dispatch them before leaving so the reason reaches the provider.
-            if (
-                transport.closed
-                or self._abort_requested
-                or (self._stop_requested and transport.pending() <= 0 and not self._outbuf)
-            ):
-                self._dispatch_events()
+            turn = self._prepare()
+            if turn is None:
                 return
-            capacity = transport.capacity()
-            if capacity < 0 and transport.pending() < 0 and not self._outbuf:
-                self._dispatch_events()
-                return
-            readers = [wake_r, sock] if capacity > 0 else [wake_r]
-            writers = [sock] if self._outbuf or transport.pending() > 0 else []
-            deadline = transport.tick(now)
-            timeout = 5.0
-            if deadline:
-                timeout = min(timeout, max(0.0, deadline - now))
-            if self._timers:
-                timeout = min(timeout, max(0.0, self._timers[0][0] - now))
-            idle = self._idle_timeout_s
-            if idle:
-                timeout = min(timeout, max(0.0, self._last_input + idle - now))
-            if self._work or (self._plain_in and capacity > 0):
-                timeout = 0.0
-            readable, writable, _ = select.select(readers, writers, [], timeout)
-            if idle and capacity > 0 and sock not in readable:
-                self._check_idle(idle)
-            if wake_r in readable:
-                try:
-                    while wake_r.recv(4096):
-                        pass
-                except (BlockingIOError, InterruptedError):
+            want_read, want_write, timeout = turn
+            readers = [wake_r, sock] if want_read else [wake_r]
+            readable, _, _ = select.select(readers, [sock] if want_write else [], [], timeout)
+            self._after_wait(sock in readable, wake_r in readable)
+
+    def _prepare(self) -> tuple[bool, bool, float] | None:
+        """One turn of the loop up to the wait: run queued work, events and timers, write.
+
+        Returns what to wait for (socket readable, socket writable, at most how long), or None
+        when the engine is done. The per-connection thread and the shared loop both use it.
+        """
+        transport = self.transport
+        sock = self._sock
+        assert sock is not None
+        self._run_work()
+        self._dispatch_events()
+        now = time.monotonic()
+        self._run_timers(now)
+        self._dispatch_events()
+        self._write(sock)
+        # pending()/capacity() make proton process input and may raise events (e.g. a
+        # SASL failure); dispatch them before leaving so the reason reaches the provider.
+        if (
+            transport.closed
+            or self._abort_requested
+            or (self._stop_requested and transport.pending() <= 0 and not self._outbuf)
+        ):
+            self._dispatch_events()
+            return None
+        capacity = transport.capacity()
+        if capacity < 0 and transport.pending() < 0 and not self._outbuf:
+            self._dispatch_events()
+            return None
+        self._capacity = capacity
+        want_write = bool(self._outbuf) or transport.pending() > 0
+        deadline = transport.tick(now)
+        timeout = 5.0
+        if deadline:
+            timeout = min(timeout, max(0.0, deadline - now))
+        if self._timers:
+            timeout = min(timeout, max(0.0, self._timers[0][0] - now))
+        idle = self._idle_timeout_s
+        if idle:
+            timeout = min(timeout, max(0.0, self._last_input + idle - now))
+        if self._work or (self._plain_in and capacity > 0):
+            timeout = 0.0
+        return capacity > 0, want_write, timeout
+
+    def _after_wait(self, sock_readable: bool, woken: bool) -> None:
+        """The rest of a turn after the wait: idle check, wake-up bytes, input."""
+        capacity = self._capacity
+        idle = self._idle_timeout_s
+        if idle and capacity > 0 and not sock_readable:
+            self._check_idle(idle)
+        if woken:
+            try:
+                while self._wake_r.recv(4096):
                     pass
-            if sock in readable or (self._plain_in and capacity > 0):
-                self._read(sock, capacity)
+            except (BlockingIOError, InterruptedError):
+                pass
+        if sock_readable or (self._plain_in and capacity > 0):
+            assert self._sock is not None
+            self._read(self._sock, capacity)
 
     def _check_idle(self, idle: float) -> None:
         # Only after a select that saw the socket unreadable: bytes waiting unread are input.

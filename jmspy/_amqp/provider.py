@@ -40,6 +40,7 @@ from ..errors import (
 from ..options import ConnectionOptions, Endpoint
 from . import sasl
 from .engine import Completion, Engine, EngineStopped, IdleTimeoutExpired
+from .event_loop import shared_loop
 from .links import _context_of, _LinkBase  # noqa: F401 - re-exported
 from .proton_internals import delivery_link
 from .receiver import AmqpReceiver  # noqa: F401 - re-exported
@@ -189,6 +190,7 @@ class AmqpConnection:
             name=f"jmspy-engine-{endpoint.host}:{endpoint.port}",
             tls=tls_context,
             sasl=sasl_client,
+            shared_loop=shared_loop(options.shared_event_loop_threads),
         )
         if options.trace_frames:
             self.engine.enable_frame_trace()

@@ -28,6 +28,7 @@ _OPTION_FIELDS = {
     "subscription": "subscription",
     "polltimeoutms": "poll_timeout_ms",
     "rowsperpartition": "rows_per_partition",
+    "minpartitions": "min_partitions",
     "mode": "read_mode",
     "maxmessages": "max_messages",
     "transacted": "transacted",
@@ -41,6 +42,7 @@ _INT_FIELDS = {
     "max_messages_per_trigger": (1, 10_000_000),
     "poll_timeout_ms": (0, 600_000),
     "rows_per_partition": (1, 10_000_000),
+    "min_partitions": (1, 10_000),
     "max_messages": (1, 100_000_000),
 }
 _TRUE = ("true", "1", "yes", "on")
@@ -67,6 +69,9 @@ class JmsOptions:
     subscription: str | None = None
     poll_timeout_ms: int = 500
     rows_per_partition: int = 5_000
+    # Kafka source's name: split each micro-batch into at least this many input partitions
+    # (as many tasks in parallel), however few rows it has.
+    min_partitions: int = 1
     read_mode: str = "browse"
     max_messages: int = 1_000_000
     transacted: str = "auto"

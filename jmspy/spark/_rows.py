@@ -97,6 +97,18 @@ def _body(message: jmspy.Message) -> tuple[bytes | None, str | None, str]:
 
 def message_to_row(message: jmspy.Message) -> tuple[Any, ...]:
     """One received message as a row in READ_COLUMNS order."""
+    return finish_row(message_to_raw_row(message))
+
+
+# Positions of the timestamp columns: a raw row holds them as epoch ms (0: none).
+_TIME_COLUMNS = (8, 9, 10)
+
+
+def message_to_raw_row(message: jmspy.Message) -> tuple[Any, ...]:
+    """A row with its timestamps still as epoch milliseconds: what the streaming source keeps
+    on the driver and ships to the executors. Building the datetimes there (``finish_row``,
+    in parallel on the executors) instead of in the one process that receives, and pickling
+    three ints instead of three aware datetimes, is a third of the per-message cost."""
     body, text, kind = _body(message)
     properties = {
         name: message.getStringProperty(name)
@@ -113,9 +125,9 @@ def message_to_row(message: jmspy.Message) -> tuple[Any, ...]:
         message.getJMSType(),
         message.getJMSPriority(),
         message.getJMSDeliveryMode(),
-        _time(message.getJMSTimestamp()),
-        _time(message.getJMSExpiration()),
-        _time(message.getJMSDeliveryTime()),
+        message.getJMSTimestamp(),
+        message.getJMSExpiration(),
+        message.getJMSDeliveryTime(),
         message.getJMSRedelivered(),
         int(count) if count else 1,
         message.getStringProperty("JMSXGroupID"),
@@ -123,6 +135,14 @@ def message_to_row(message: jmspy.Message) -> tuple[Any, ...]:
         format_destination(message.getJMSDestination()),
         properties,
     )
+
+
+def finish_row(raw: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A raw row (``message_to_raw_row``) as the row Spark gets."""
+    row = list(raw)
+    for index in _TIME_COLUMNS:
+        row[index] = _time(row[index])
+    return tuple(row)
 
 
 def epoch_ms(value: Any) -> int:

@@ -40,7 +40,7 @@ from typing import Any
 import jmspy
 
 from ._options import JmsOptions, use_transactions
-from ._rows import message_to_row
+from ._rows import message_to_raw_row
 
 log = logging.getLogger("jmspy.spark")
 
@@ -118,7 +118,7 @@ class StreamConsumer:
             if message is None:
                 self.exhausted = True
                 break
-            self.rows.append(message_to_row(message))
+            self.rows.append(message_to_raw_row(message))
             self.last_message = message
             self.received += 1
             got += 1

@@ -42,7 +42,7 @@ from pyspark.sql.types import (
 
 from ._batch import browse_rows, consume_rows
 from ._options import JmsOptionError, JmsOptions
-from ._rows import READ_SCHEMA
+from ._rows import READ_SCHEMA, finish_row
 from ._stream import Offset, StreamConsumer
 from ._writer import RowWriter
 
@@ -189,11 +189,12 @@ class JmsStreamReader(DataSourceStreamReader, _AvailableNow):
 
     def partitions(self, start: Offset, end: Offset) -> Sequence[InputPartition]:
         rows = self._ensure().rows_between(start, end)
-        size = self.opts.rows_per_partition
-        return [InputPartition(rows[i : i + size]) for i in range(0, len(rows), size)]
+        return [InputPartition(chunk) for chunk in split_rows(rows, self.opts)]
 
     def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
-        return iter(partition.value)
+        # The driver ships raw rows (timestamps as epoch ms); they are finished here, on the
+        # executors, in parallel (see _rows.message_to_raw_row).
+        return map(finish_row, partition.value)
 
     def commit(self, end: Offset) -> None:
         consumer = self._consumer
@@ -203,6 +204,16 @@ class JmsStreamReader(DataSourceStreamReader, _AvailableNow):
     def stop(self) -> None:
         if self._consumer is not None:
             self._consumer.close()
+
+
+def split_rows(rows: list[tuple[Any, ...]], opts: JmsOptions) -> list[list[tuple[Any, ...]]]:
+    """A micro-batch's rows as input partitions: at most ``rowsPerPartition`` rows each and at
+    least ``minPartitions`` of them (when there are that many rows), in order."""
+    if not rows:
+        return []
+    wanted = min(len(rows), max(opts.min_partitions, -(-len(rows) // opts.rows_per_partition)))
+    size = -(-len(rows) // wanted)
+    return [rows[i : i + size] for i in range(0, len(rows), size)]
 
 
 def _close_on_sigterm(consumer: StreamConsumer) -> None:

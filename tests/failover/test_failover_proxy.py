@@ -32,6 +32,21 @@ def _through(proxy: FaultProxy, info: Any, **options: Any) -> jmspy.ConnectionFa
     return jmspy.ConnectionFactory(failover_url(proxy.url, **options), info.username, info.password)
 
 
+@pytest.fixture(params=[False, True], ids=["own-engine-thread", "shared-event-loop"])
+def shared_loop(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Options for the run: an engine thread per connection (the default), or the connection
+    served by a shared event loop (transport.sharedEventLoopThreads), with which every
+    failover and timeout behaviour must hold the same."""
+    if not request.param:
+        return {}
+    return {"failover__nested__transport__sharedEventLoopThreads": 2}
+
+
+def _plain_options(shared_loop: dict[str, Any]) -> dict[str, Any]:
+    """The same choice for a connection without failover (keyword options)."""
+    return {"transport.sharedEventLoopThreads": 2} if shared_loop else {}
+
+
 def _take(consumer: jmspy.MessageConsumer, count: int) -> list[jmspy.Message]:
     taken = []
     while len(taken) < count:
@@ -69,7 +84,7 @@ def _commit_losing_the_answer(
 
 
 def test_commit_whose_answer_is_lost_is_in_doubt(
-    failover_artemis: Any, fault_proxy: FaultProxy
+    failover_artemis: Any, fault_proxy: FaultProxy, shared_loop: dict[str, Any]
 ) -> None:
     """(e) The discharge reaches the broker, which commits and answers; the answer never
     reaches the client (the proxy holds it, then the connection is cut). commit() raises
@@ -79,7 +94,7 @@ def test_commit_whose_answer_is_lost_is_in_doubt(
     queue = unique_name("in-doubt")
     preload(info, queue, 10)
     events = Events()
-    factory = _through(fault_proxy, info, jms__requestTimeout=120000)
+    factory = _through(fault_proxy, info, jms__requestTimeout=120000, **shared_loop)
     with factory.createConnection() as connection:
         connection.setConnectionListener(events)
         session = connection.createSession(jmspy.SESSION_TRANSACTED)
@@ -179,14 +194,14 @@ def test_wrong_password_on_reconnect_stops_at_once(
 
 
 def test_silent_broker_is_detected_by_the_idle_timeout(
-    failover_artemis: Any, fault_proxy: FaultProxy
+    failover_artemis: Any, fault_proxy: FaultProxy, shared_loop: dict[str, Any]
 ) -> None:
     """A broker that stops answering (TCP open, nothing flowing) is detected by
     amqp.idleTimeout and handled like a dropped connection."""
     info = failover_artemis
     queue = unique_name("idle")
     events = Events()
-    factory = _through(fault_proxy, info, failover__nested__amqp__idleTimeout=2000)
+    factory = _through(fault_proxy, info, failover__nested__amqp__idleTimeout=2000, **shared_loop)
     with factory.createConnection() as connection:
         connection.setConnectionListener(events)
         session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
@@ -207,7 +222,7 @@ def test_silent_broker_is_detected_by_the_idle_timeout(
 
 
 def test_twenty_reconnects_leave_threads_and_fds_as_they_were(
-    failover_artemis: Any, fault_proxy: FaultProxy
+    failover_artemis: Any, fault_proxy: FaultProxy, shared_loop: dict[str, Any]
 ) -> None:
     info = failover_artemis
     queue = unique_name("leaks")
@@ -217,7 +232,7 @@ def test_twenty_reconnects_leave_threads_and_fds_as_they_were(
     def on_message(message: jmspy.Message) -> None:
         received[str(message.getBody(str))] += 1
 
-    with _through(fault_proxy, info).createConnection() as connection:
+    with _through(fault_proxy, info, **shared_loop).createConnection() as connection:
         connection.setConnectionListener(events)
         session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
         producer = session.createProducer(session.createQueue(queue))
@@ -265,7 +280,7 @@ def test_plain_connection_commit_whose_answer_is_lost_is_in_doubt(
 
 
 def test_plain_connection_acknowledge_after_the_connection_died_raises(
-    failover_artemis: Any, fault_proxy: FaultProxy
+    failover_artemis: Any, fault_proxy: FaultProxy, shared_loop: dict[str, Any]
 ) -> None:
     """CLIENT_ACKNOWLEDGE acknowledge() on a dead connection says the acknowledgement did not
     reach the broker (the messages come back), instead of returning as if it had."""
@@ -273,7 +288,9 @@ def test_plain_connection_acknowledge_after_the_connection_died_raises(
     queue = unique_name("plain-ack")
     preload(info, queue, 3)
     failures: list[jmspy.JMSException] = []
-    factory = jmspy.ConnectionFactory(fault_proxy.url, info.username, info.password)
+    factory = jmspy.ConnectionFactory(
+        fault_proxy.url, info.username, info.password, **_plain_options(shared_loop)
+    )
     with factory.createConnection() as connection:
         connection.setExceptionListener(failures.append)
         session = connection.createSession(jmspy.CLIENT_ACKNOWLEDGE)

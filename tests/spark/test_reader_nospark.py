@@ -17,7 +17,7 @@ import pytest
 import jmspy
 from jmspy.spark import JmsOptionError, JmsOptions
 from jmspy.spark._batch import browse_rows, consume_rows
-from jmspy.spark._rows import READ_COLUMNS
+from jmspy.spark._rows import READ_COLUMNS, finish_row
 from jmspy.spark._stream import StreamConsumer
 
 COLUMNS = [name for name, _ in READ_COLUMNS]
@@ -60,7 +60,8 @@ def options(jms_options: dict[str, str], **extra: str) -> JmsOptions:
 
 
 def row_dict(row: tuple[Any, ...]) -> dict[str, Any]:
-    return dict(zip(COLUMNS, row, strict=True))
+    """A row of the stream consumer as Spark gets it (finished on the executor)."""
+    return dict(zip(COLUMNS, finish_row(row), strict=True))
 
 
 def test_batches_are_acknowledged_only_once_spark_recorded_them(
@@ -353,12 +354,36 @@ def test_more_messages_than_the_credit_window(
         ({"url": "amqp://h", "destination": "exchange://x"}, "queue://name or topic://name"),
         ({"url": "amqp://h", "destination": "topic://t", "subscription": "s"}, "clientId"),
         ({"url": "amqp://h", "mode": "steal"}, "browse or consume"),
+        ({"url": "amqp://h", "minPartitions": "0"}, "minPartitions"),
         ({"url": "amqp://h", "duplicateDetection": "true", "transacted": "true"}, "exclude"),
     ],
 )
 def test_option_errors_name_the_option(given: dict[str, str], complaint: str) -> None:
     with pytest.raises(JmsOptionError, match=complaint):
         JmsOptions.parse(given)
+
+
+@pytest.mark.parametrize(
+    ("rows", "given", "sizes"),
+    [
+        (10_000, {}, [5000, 5000]),
+        (10_001, {}, [3334, 3334, 3333]),
+        (10, {"minPartitions": "4"}, [3, 3, 3, 1]),
+        (3, {"minPartitions": "8"}, [1, 1, 1]),
+        (9, {"minPartitions": "2", "rowsPerPartition": "2"}, [2, 2, 2, 2, 1]),
+        (0, {"minPartitions": "2"}, []),
+    ],
+)
+def test_micro_batches_are_split_by_rows_per_partition_and_min_partitions(
+    rows: int, given: dict[str, str], sizes: list[int]
+) -> None:
+    from jmspy.spark.datasource import split_rows
+
+    opts = JmsOptions.parse({"url": "amqp://h", **given})
+    data = [(i,) for i in range(rows)]
+    chunks = split_rows(data, opts)
+    assert [len(c) for c in chunks] == sizes
+    assert [r for c in chunks for r in c] == data  # every row once, in order
 
 
 def test_password_is_not_in_repr() -> None:

@@ -1,0 +1,190 @@
+"""Many connections in one process: 1, 10 and 100 connections, each with a MessageListener on
+one queue (competing consumers), move N non-persistent messages sent from the same process.
+
+    python benchmarks/scale.py [-n 20000] [--size 1024] [--connections 1,10,100]
+                               [--shared-threads 1]
+
+Every connection count runs twice in the same invocation, interleaved: with an engine thread
+per connection and a dispatch thread per session (the default), and with
+``transport.sharedEventLoopThreads=N`` (one group of N loop threads and N dispatch threads for
+every connection). Printed per run: messages per second from the first send to the last
+message delivered, the process's thread count while the messages flow (its peak), its RSS and
+the ratios to the single-connection run of the same mode and of the default mode. A first
+single-connection run is not timed (warm-up).
+
+Uses JMSPY_BROKER_URL (and JMSPY_BROKER_USER / JMSPY_BROKER_PASSWORD) when set, otherwise a
+local Apache Artemis for the run. Nothing is asserted about speed; a lost or duplicated
+message fails the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+try:
+    from _common import (
+        BenchmarkError,
+        BrokerInfo,
+        broker,
+        drain_queue,
+        format_table,
+        fresh_queue,
+        versions_line,
+    )
+
+    import jmspy
+    from jmspy import DeliveryMode
+except ImportError as exc:  # pragma: no cover - a broken environment, said plainly
+    print(f"scale benchmark cannot start: {exc}", file=sys.stderr)
+    raise SystemExit(2) from exc
+
+
+def rss_mib() -> float:
+    """Resident set size of this process now (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return 0.0
+
+
+class Counter:
+    """Counts deliveries across every listener; flags the end and any duplicate."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.seen = 0
+        self.duplicates = 0
+        self._ids: set[int] = set()
+        self._lock = threading.Lock()
+        self.done = threading.Event()
+        self.peak_threads = 0
+
+    def onMessage(self, message: Any) -> None:
+        seq = message.getIntProperty("seq")
+        with self._lock:
+            if seq in self._ids:
+                self.duplicates += 1
+                return
+            self._ids.add(seq)
+            self.seen += 1
+            if self.seen % 500 == 0:
+                self.peak_threads = max(self.peak_threads, threading.active_count())
+            if self.seen >= self.total:
+                self.done.set()
+
+
+def run(
+    info: BrokerInfo, connections: int, count: int, size: int, shared: int
+) -> tuple[float, int, float]:
+    """One run; returns (msg/s, peak threads, RSS MiB)."""
+    options: dict[str, Any] = {}
+    if shared > 0:
+        options["transport.sharedEventLoopThreads"] = shared
+    factory = jmspy.ConnectionFactory(info.url, info.username, info.password, **options)
+    queue_name = fresh_queue("scale")
+    counter = Counter(count)
+    opened: list[Any] = []
+    try:
+        for _ in range(connections):
+            connection = factory.createConnection()
+            opened.append(connection)
+            session = connection.createSession()
+            consumer = session.createConsumer(session.createQueue(queue_name))
+            consumer.setMessageListener(counter)
+            connection.start()
+        sender = factory.createConnection()
+        opened.append(sender)
+        session = sender.createSession()
+        producer = session.createProducer(session.createQueue(queue_name))
+        producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT)
+        payload = os.urandom(size)
+        started = time.perf_counter()
+        for seq in range(count):
+            message = session.createBytesMessage()
+            message.writeBytes(payload)
+            message.setIntProperty("seq", seq)
+            producer.send(message)
+        counter.peak_threads = max(counter.peak_threads, threading.active_count())
+        # Generous: a loaded machine is slow, but a stalled run must end.
+        if not counter.done.wait(60 + count / 50):
+            raise BenchmarkError(
+                f"{connections} connections: {counter.seen} of {count} messages arrived"
+            )
+        elapsed = time.perf_counter() - started
+        rss = rss_mib()
+    finally:
+        for connection in opened:
+            connection.close()
+    if counter.duplicates:
+        raise BenchmarkError(f"{counter.duplicates} messages were delivered twice")
+    left = drain_queue(info, queue_name)
+    if left:
+        raise BenchmarkError(f"{left} messages were left on the queue")
+    return count / elapsed, counter.peak_threads, rss
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=20000, help="messages per run")
+    parser.add_argument("--size", type=int, default=1024, help="body bytes")
+    parser.add_argument("--connections", default="1,10,100", help="connection counts")
+    parser.add_argument(
+        "--shared-threads", type=int, default=1, help="transport.sharedEventLoopThreads"
+    )
+    args = parser.parse_args()
+    counts = [int(c) for c in args.connections.split(",")]
+    print(versions_line())
+    print(f"load average at start: {os.getloadavg()}")
+    rows: list[list[str]] = []
+    with broker() as info:
+        # Not timed: the first run of a process pays imports, JIT-less warm-up of the broker's
+        # queues and address creation.
+        run(info, 1, min(args.n, 2000), args.size, -1)
+        base: dict[int, float] = {}
+        for connections in counts:
+            for shared in (-1, args.shared_threads):
+                rate, threads, rss = run(info, connections, args.n, args.size, shared)
+                mode = "per connection" if shared <= 0 else f"shared ({shared})"
+                base.setdefault(shared, rate)
+                rows.append(
+                    [
+                        str(connections),
+                        mode,
+                        f"{rate:,.0f}",
+                        f"{rate / base[shared]:.2f}x",
+                        f"{rate / base[-1]:.2f}x",
+                        str(threads),
+                        f"{rss:.0f} MiB",
+                    ]
+                )
+                print(f"  {connections} connections, {mode}: {rate:,.0f} msg/s", flush=True)
+    print(f"load average at end: {os.getloadavg()}")
+    print(f"{args.n} non-persistent messages of {args.size} bytes per run")
+    print(
+        format_table(
+            [
+                "connections",
+                "engine/dispatch threads",
+                "msg/s",
+                "vs 1 conn, same mode",
+                "vs 1 conn, per connection",
+                "threads",
+                "RSS",
+            ],
+            rows,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
