@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import tracing
 from ._amqp.codec import decode_message, node_address
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from ._limits import check_receive_timeout
@@ -196,6 +197,10 @@ class MessageConsumer(BatchDelivery):
         )
         self._suspect_ids: set[str | None] = set()
         self._receiver.on_interrupted = self._on_interrupted
+        self._tracing = tracing.for_consumer(self._connection, destination)  # None: off
+        if self._tracing is not None:  # receive and process spans (jmspy/tracing.py)
+            traced = self._tracing.wrap(self._receive, self._deliver_batch)
+            self._receive, self._deliver_batch = traced  # type: ignore[method-assign]
 
     def __repr__(self) -> str:
         return f"MessageConsumer({self._destination!r}, selector={self._selector!r})"
@@ -412,6 +417,7 @@ class MessageConsumer(BatchDelivery):
         listener = self._listener
         if listener is None or self._closed:
             return
+        listener = self._tracing.process_listener(listener) if self._tracing else listener
         with self._cv:
             inbound = self._take()
         if inbound is None:

@@ -39,8 +39,10 @@ else
     "${build_pkgs[*]} and Java 17+" >&2
 fi
 
-step "pip install -e '.[dev,spark]'"
-python -m pip install -e '.[dev,spark]'
+step "pip install -e '.[dev,spark,otel]'"
+# dev includes the OpenTelemetry SDK (tracing tests), mkdocs-material and mkdocstrings (the
+# documentation site) and build (scripts/check_dist.sh).
+python -m pip install -e '.[dev,spark,otel]'
 
 step "python-qpid-proton has TLS"
 # A wheel built earlier on a machine without libssl-dev would be reused from pip's cache and
