@@ -8,9 +8,9 @@ import threading
 from typing import Any
 
 import pytest
-from otel_support import named, span_exporter, wait_for_spans
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
+from otel_support import named, span_exporter, wait_for_spans
 
 import jmspy
 
@@ -128,9 +128,7 @@ def test_batch_listener_process_span_links_every_message(traced: Any, unique_nam
     assert process.kind == SpanKind.CONSUMER
     assert process.attributes is not None
     assert process.attributes["messaging.batch.message_count"] == 3
-    assert {link.context.span_id for link in process.links} == {
-        s.context.span_id for s in sends
-    }
+    assert {link.context.span_id for link in process.links} == {s.context.span_id for s in sends}
 
 
 def test_listener_failure_sets_error_type(traced: Any, unique_name: str) -> None:
