@@ -208,3 +208,16 @@ def test_tracing_is_off_by_default(factory: Any, unique_name: str) -> None:
     assert got is not None
     assert not got.propertyExists("traceparent")
     assert exporter.get_finished_spans() == ()
+
+
+def test_jmscontext_sends_and_receives_are_traced(traced: Any, unique_name: str) -> None:
+    exporter = span_exporter()
+    with traced.createContext() as context:
+        queue = context.createQueue(unique_name)
+        context.createProducer().send(queue, "simplified")
+        assert context.createConsumer(queue).receiveBody(str, 10_000) == "simplified"
+    spans = exporter.get_finished_spans()
+    (send,) = named(spans, "send ")
+    (receive,) = named(spans, "receive ")
+    assert send.kind == SpanKind.PRODUCER
+    assert [link.context.span_id for link in receive.links] == [send.context.span_id]
