@@ -110,9 +110,38 @@ HEADERS = [
 # ----------------------------------------------------------------------------- jmspy side
 
 
+# Options for jmspy's connections only (--tracing sets jmspy.tracing=true).
+JMSPY_OPTIONS: dict[str, Any] = {}
+
+
 def _connection(info: BrokerInfo) -> Any:
-    factory = jmspy.ConnectionFactory(info.url, info.username, info.password)
+    factory = jmspy.ConnectionFactory(info.url, info.username, info.password, **JMSPY_OPTIONS)
     return factory.createConnection()
+
+
+def _set_up_tracing(mode: str) -> None:
+    """--tracing api: jmspy.tracing=true with the OpenTelemetry API alone (no-op spans);
+    sdk: also an SDK tracer provider whose batch processor hands every span to an exporter
+    that drops it (the cost of recording and exporting, without a collector)."""
+    if mode == "off":
+        return
+    JMSPY_OPTIONS["tracing"] = True
+    if mode == "sdk":
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import (
+            BatchSpanProcessor,
+            SpanExporter,
+            SpanExportResult,
+        )
+
+        class Drop(SpanExporter):
+            def export(self, spans: Any) -> SpanExportResult:
+                return SpanExportResult.SUCCESS
+
+        provider = TracerProvider()
+        provider.add_span_processor(BatchSpanProcessor(Drop()))
+        trace.set_tracer_provider(provider)
 
 
 def _send_batch(session: Any, producer: Any, payload: bytes, count: int) -> None:
@@ -403,11 +432,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="tottime",
         help="order of the profile listing (default tottime)",
     )
+    parser.add_argument(
+        "--tracing",
+        choices=("off", "api", "sdk"),
+        default="off",
+        help="jmspy.tracing for jmspy's connections: off (default), api (OpenTelemetry API "
+        "only, no-op spans) or sdk (an SDK provider exporting to a discarding exporter)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    _set_up_tracing(args.tracing)
 
     def say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
@@ -445,7 +482,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
     table = format_table(HEADERS, [row.cells() for row in rows])
-    print(f"jmspy {jmspy.__version__} throughput, {args.size}-byte BytesMessage bodies")
+    print(
+        f"jmspy {jmspy.__version__} throughput, {args.size}-byte BytesMessage bodies, "
+        f"tracing {args.tracing}"
+    )
     print(versions_line())
     print(f"broker: {identity}, {info.description}")
     print(

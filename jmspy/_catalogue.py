@@ -202,8 +202,8 @@ ARTEMIS_REDELIVERY = (
     "Apache ActiveMQ Artemis documentation: message redelivery and undelivered messages"
 )
 JMS_SPEC_36 = "JMS_SPEC-36 (proposed JMS batch message listener)"
-README_REDELIVERY = "README: Redelivery and dead letters"
-README_BATCH = "README: Batch message listener"
+README_REDELIVERY = "docs/redelivery.md: Redelivery and dead letters"
+README_BATCH = "docs/batch-listener.md: Batch message listener"
 AMQP_MAPPING = "AMQP JMS mapping as Qpid JMS implements it"
 
 _MORE_RULES = _rules(
@@ -224,7 +224,7 @@ _MORE_RULES = _rules(
         "every message delivered and not acknowledged, each with JMSRedelivered=true and "
         "JMSXDeliveryCount incremented; messages not delivered before keep JMSRedelivered=false "
         "and JMSXDeliveryCount 1.",
-        source="JMS 2.0 section 6.2.10; README: Redelivery and dead letters",
+        source=f"JMS 2.0 section 6.2.10; {README_REDELIVERY}",
         level="client",
     ),
     Rule(
@@ -882,7 +882,7 @@ _MORE_RULES = _rules(
         "application/octet-stream; MapMessage: amqp-value(map); StreamMessage: "
         "amqp-sequence(list); ObjectMessage: data, content-type "
         "application/x-python-serialized-object; Message: no body section.",
-        source=f"{AMQP_MAPPING} (AmqpCodec, the facades); README: Deliberate differences",
+        source=f"{AMQP_MAPPING} (AmqpCodec, the facades); docs/porting.md: Deliberate differences",
         level="wire",
     ),
     Rule(
@@ -917,7 +917,7 @@ _MORE_RULES = _rules(
 RULES = {**RULES, **_MORE_RULES}
 
 # -- SEC: transport security and the client's own safeguards
-SECURITY = "README: Security (TLS and SASL)"
+SECURITY = "docs/security.md: Security (TLS and SASL)"
 
 _SEC_RULES = _rules(
     Rule(
@@ -963,7 +963,7 @@ _SEC_RULES = _rules(
         text="getObject on a received pickled ObjectMessage whose body refers to a class not in "
         "jms.deserializationPolicy.allowList raises MessageFormatException naming the class "
         "and the option; with the class allowed the object loads.",
-        source=f"{SECURITY}; README: ObjectMessage",
+        source=f"{SECURITY}, ObjectMessage",
         level="client",
     ),
 )
@@ -971,7 +971,7 @@ _SEC_RULES = _rules(
 RULES = {**RULES, **_SEC_RULES}
 
 QPID_FAILOVER = "Qpid JMS failover (FailoverProvider)"
-README_FAILOVER = "README: Failover"
+README_FAILOVER = "docs/failover.md: Failover"
 
 # The FO family: what a failover: connection promises across a broker crash and restart.
 _FAILOVER_RULES = _rules(

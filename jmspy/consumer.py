@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import tracing
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from ._limits import check_receive_timeout
 from ._modes import (
@@ -181,6 +182,10 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
         )
         self._suspect_ids: set[str | None] = set()
         self._receiver.on_interrupted = self._on_interrupted
+        self._tracing = tracing.for_consumer(self._connection, destination)  # None: off
+        if self._tracing is not None:  # receive and process spans (jmspy/tracing.py)
+            traced = self._tracing.wrap(self._receive, self._deliver_batch)
+            self._receive, self._deliver_batch = traced  # type: ignore[method-assign]
         # Whether the session's dispatch thread has a turn queued for this listener.
         self._dispatch_signalled = False
         self._close_requested = False
@@ -417,6 +422,7 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
     def _deliver_one(self, listener: ListenerLike, inbound: InboundDelivery) -> None:
         """Session dispatch thread: deliver one message to the listener (BufferedDelivery
         takes it from the buffer)."""
+        listener = self._tracing.process_listener(listener) if self._tracing else listener
         session = self._port
         mode = session.mode
         message = inbound.message

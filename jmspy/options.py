@@ -115,6 +115,9 @@ class ConnectionOptions(BaseModel):
     # resent after a reconnect is dropped by the broker. None: on for failover connections to
     # a broker whose adapter names the property.
     duplicate_detection: bool | None = Field(None, alias="jmspy.duplicateDetection")
+    # OpenTelemetry spans and W3C trace context in application properties (jmspy.tracing);
+    # takes effect only where the OpenTelemetry API is installed (the otel extra).
+    tracing: bool = Field(False, alias="jmspy.tracing")
 
     # Redelivery policy (jmspy.redelivery.RedeliveryPolicy): Qpid JMS's maxRedeliveries, and
     # jmspy's names for the settings of the Artemis redelivery settings it implements.

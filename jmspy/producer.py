@@ -8,7 +8,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from . import rules
+from . import rules, tracing
 from ._amqp.codec import encode_message
 from ._amqp.engine import Completion
 from ._amqp.provider import ANONYMOUS_RELAY, AmqpSender, LinkSpec
@@ -96,6 +96,8 @@ class MessageProducer:
             self._links[destination] = self._attach(destination)
         elif ANONYMOUS_RELAY in port.amqp_connection.remote_offered_capabilities:
             self._links[None] = self._attach(None)
+        if options.tracing:  # jmspy.tracing: a span and trace context per send (tracing.py)
+            self._send = tracing.traced_send(self._connection, self._send)  # type: ignore[method-assign]
 
     def __repr__(self) -> str:
         return f"MessageProducer(destination={self._destination!r})"

@@ -53,7 +53,7 @@ class RedeliveryPolicy(BaseModel):
 
     ``max_delivery_attempts`` counts every delivery including the first (Artemis's
     ``max-delivery-attempts``; -1 = unlimited). ``None`` means "not set": the client then adds
-    no limit of its own and the broker's settings decide (see the README's per-broker table),
+    no limit of its own and the broker's settings decide (docs/redelivery.md, per broker),
     so a client-side limit never loses a message unless the application asks for one.
     """
 

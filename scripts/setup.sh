@@ -39,8 +39,16 @@ else
     "${build_pkgs[*]} and Java 17+" >&2
 fi
 
-step "pip install -e '.[dev,spark]'"
-python -m pip install -e '.[dev,spark]'
+step "pip install -e '.[dev,spark,otel]'"
+# dev includes the OpenTelemetry SDK (tracing tests), mkdocs-material and mkdocstrings (the
+# documentation site) and build (scripts/check_dist.sh).
+# The distribution was named jmspy before it became jmspy-amqp, and jmspy on the package index
+# is an unrelated project that installs a module of the same name: either one would shadow or
+# fight with this tree, so a distribution named jmspy is removed first.
+if python -m pip show jmspy >/dev/null 2>&1; then
+  python -m pip uninstall -y jmspy
+fi
+python -m pip install -e '.[dev,spark,otel]'
 
 step "python-qpid-proton has TLS"
 # A wheel built earlier on a machine without libssl-dev would be reused from pip's cache and

@@ -230,7 +230,7 @@ def fo1(ctx: CheckContext) -> Verdict:
     if twice:
         return deviation(
             f"{len(twice)} resent message(s) stored twice: the broker has no duplicate "
-            "detection (at-least-once, as the README says)",
+            "detection (at-least-once, as docs/failover.md says)",
             observed=f"stored twice: {twice[:10]}",
             expected="each message once",
         )

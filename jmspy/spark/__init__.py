@@ -7,7 +7,7 @@
               .load())
 
 Needs the ``spark`` extra (``pip install 'jmspy[spark]'``). The row schemas, options and
-guarantees are in the README section "Spark". Importing this package does not import
+guarantees are in docs/spark.md. Importing this package does not import
 pyspark; :func:`register` does.
 """
 

@@ -55,7 +55,7 @@ class JmsOptionError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class JmsOptions:
-    """Connection, destination and tuning options; see the README section "Spark"."""
+    """Connection, destination and tuning options; see docs/spark.md."""
 
     url: str
     user: str | None = None

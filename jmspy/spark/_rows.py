@@ -1,6 +1,6 @@
 """Rows of the ``jms`` data source: received messages to rows, rows to messages to send.
 
-Column names are snake_case; the README section "Spark" maps each one to its JMS header.
+Column names are snake_case; docs/spark.md maps each one to its JMS header.
 """
 
 from __future__ import annotations

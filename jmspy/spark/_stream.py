@@ -13,7 +13,7 @@ given when no message of a later batch has been received yet:
 
 * at the top of ``latestOffset(start)``: the batch ending at ``start`` is already in the
   checkpoint's commit log (Spark's micro-batch engine writes ``commits/N`` before it plans
-  batch N+1; not a documented contract, see the README);
+  batch N+1; not a documented contract, see docs/spark.md);
 * in ``commit(end)``, when nothing after ``end`` has been received.
 
 Receiving never drains the link: the consumer keeps its credit window (option ``prefetch``)

@@ -1,6 +1,6 @@
 """The ``jms`` Python data source for Spark 4.x (``pyspark.sql.datasource``).
 
-Where each piece runs (see the README section "Spark"):
+Where each piece runs (see docs/spark.md):
 
 * ``JmsDataSource`` methods, ``JmsBatchReader.partitions``: driver-side planner processes;
 * ``JmsStreamReader`` offsets, ``partitions``, ``commit``, ``stop``: one runner process on the

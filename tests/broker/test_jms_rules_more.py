@@ -47,7 +47,7 @@ def test_jms31_create_queue_only_wraps_a_name(connection: Any, unique_name: str)
 
 
 def test_jms35_negative_time_to_live_or_delay_rejected(connection: Any, unique_name: str) -> None:
-    """Decided differently from Qpid JMS (see the README): a negative value is an error."""
+    """Decided differently from Qpid JMS (see docs/porting.md): a negative value is an error."""
     producer = connection.createSession().createProducer(None)
     with pytest.raises(jmspy.JMSException, match="-1"):
         producer.setTimeToLive(-1)
