@@ -1,0 +1,124 @@
+"""Client-side dead-lettering for brokers that drop what they are told to dead-letter.
+
+RabbitMQ 3.x answers ``rejected`` by dead-lettering through the queue's dead-letter exchange
+and, when the queue has none (the default), by dropping the message. So where the adapter
+says so (``BrokerProfile.forward_dead_letters``), a message that used up its delivery
+attempts is not rejected: jmspy sends a copy to a dead-letter queue on the broker
+(``jmspy.redeliveryPolicy.deadLetterQueue``, else the adapter's ``dead_letter_queue``),
+persistent, so the send waits for the broker's ``accepted``; only then is the original
+accepted. If the forward fails in any way the original is released (the broker keeps it and
+delivers it again): a dead letter is never lost, at worst it is tried again.
+
+The copy carries the original's body, headers and properties, plus
+``JMSPY_ORIGINAL_DESTINATION`` (the name of the queue or topic it was consumed from) and
+``JMSPY_DELIVERY_COUNT`` (the delivery attempts made); its ``JMSDestination`` is the
+dead-letter queue and it gets a new ``JMSMessageID``, as any send does
+(``JMSPY_ORIGINAL_MESSAGE_ID`` keeps the old one).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from .errors import JMSException
+from .message import DeliveryMode
+
+if TYPE_CHECKING:
+    from ._amqp.provider import AmqpReceiver, InboundDelivery
+    from .connection import Connection
+    from .destination import Destination
+    from .message import Message
+
+log = logging.getLogger(__name__)
+
+ORIGINAL_DESTINATION = "JMSPY_ORIGINAL_DESTINATION"
+DELIVERY_COUNT = "JMSPY_DELIVERY_COUNT"
+ORIGINAL_MESSAGE_ID = "JMSPY_ORIGINAL_MESSAGE_ID"
+
+# Properties the client derives from AMQP fields rather than application properties; they are
+# not copied as properties (the delivery count goes to DELIVERY_COUNT instead).
+_NOT_COPIED = frozenset({"JMSXDeliveryCount", "JMSXUserID"})
+
+
+def forward_dead_letter(
+    connection: Connection,
+    receiver: AmqpReceiver,
+    inbound: InboundDelivery,
+    queue_name: str,
+    origin: Destination,
+    attempts: int,
+) -> bool:
+    """Send ``inbound``'s message to ``queue_name`` and accept the original once the broker
+    accepted the copy; release the original if anything fails. True when forwarded."""
+    message = inbound.message
+    message_id = message.getJMSMessageID()
+    try:
+        _send_copy(connection, message, queue_name, origin, attempts, message_id)
+    except Exception as exc:  # noqa: BLE001 - whatever failed, the original must stay
+        log.error(
+            "message %s from %s failed %s delivery attempts and could not be forwarded to the "
+            "dead-letter queue %r (%s); releasing it so the broker keeps it",
+            message_id,
+            origin,
+            attempts,
+            queue_name,
+            exc,
+        )
+        _settle_quietly(receiver, inbound, "released")
+        return False
+    log.warning(
+        "message %s from %s failed %s delivery attempts; forwarded to the dead-letter queue %r",
+        message_id,
+        origin,
+        attempts,
+        queue_name,
+    )
+    _settle_quietly(receiver, inbound, "accepted")
+    return True
+
+
+def _send_copy(
+    connection: Connection,
+    message: Message,
+    queue_name: str,
+    origin: Destination,
+    attempts: int,
+    message_id: str | None,
+) -> None:
+    # The properties of a received message are read-only: keep them, clear (which makes
+    # them writeable) and write them back with the dead-letter facts.
+    properties: dict[str, Any] = {
+        name: message.getObjectProperty(name)
+        for name in message.getPropertyNames()
+        if name not in _NOT_COPIED
+    }
+    message.clearProperties()
+    for name, value in properties.items():
+        message.setObjectProperty(name, value)
+    message.setStringProperty(ORIGINAL_DESTINATION, origin.address)
+    message.setIntProperty(DELIVERY_COUNT, attempts)
+    if message_id is not None:
+        message.setStringProperty(ORIGINAL_MESSAGE_ID, message_id)
+    # A session of its own: the consumer's session may be in the middle of a listener call
+    # or of receive(), and its acknowledgement must not cover the copy.
+    session = connection.createSession()
+    try:
+        producer = session.createProducer(session.createQueue(queue_name))
+        # Persistent: the send waits for the broker's outcome (accepted, or an exception),
+        # and the dead letter survives a broker restart. No expiry: it waits for a person.
+        producer.send(message, DeliveryMode.PERSISTENT, message.getJMSPriority(), 0)
+    finally:
+        try:
+            session.close()
+        except JMSException as exc:
+            log.debug("closing the dead-letter session failed: %s", exc)
+
+
+def _settle_quietly(receiver: AmqpReceiver, inbound: InboundDelivery, outcome: str) -> None:
+    """Settle; a connection that failed meanwhile gives the message back to the broker by
+    itself, so a failure here only needs logging."""
+    try:
+        receiver.settle(inbound, outcome)
+    except JMSException as exc:
+        log.warning("settling %s of dead-lettered message failed: %s", outcome, exc)

@@ -1,0 +1,150 @@
+"""Poison messages on a real RabbitMQ 3.x: jmspy's default client policy is bounded, and the
+end loses nothing.
+
+RabbitMQ drops a ``rejected`` message from a queue without a dead-letter exchange, so after the
+last attempt jmspy forwards the message to a dead-letter queue itself (jmspy.dead_letter), and
+accepts the original only once the broker accepted the copy; when the forward fails the
+original is released and stays on its queue.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import jmspy
+from jmspy.dead_letter import DELIVERY_COUNT, ORIGINAL_DESTINATION, ORIGINAL_MESSAGE_ID
+
+
+class _AlwaysFails:
+    def __init__(self) -> None:
+        self.counts: list[int] = []
+        self.changed = threading.Condition()
+
+    def onMessage(self, message: Any) -> None:
+        with self.changed:
+            self.counts.append(message.getIntProperty("JMSXDeliveryCount"))
+            self.changed.notify_all()
+        raise RuntimeError("always fails")
+
+    def wait_for(self, n: int, timeout: float) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: len(self.counts) >= n, timeout)
+
+
+def _name(tag: str) -> str:
+    return f"jmspy.dl.{tag}.{uuid.uuid4().hex[:10]}"
+
+
+def _factory(rabbitmq: Any, **options: Any) -> jmspy.ConnectionFactory:
+    return jmspy.ConnectionFactory(
+        rabbitmq.url, rabbitmq.username, rabbitmq.password, connect_timeout=15000, **options
+    )
+
+
+def _send_poison(connection: Any, queue_name: str, marker: str) -> None:
+    session = connection.createSession()
+    poison = session.createTextMessage("poison")
+    poison.setStringProperty("marker", marker)
+    session.createProducer(session.createQueue(queue_name)).send(poison)
+    session.close()
+
+
+def test_default_limit_then_forwarded_to_the_dead_letter_queue(rabbitmq: Any) -> None:
+    """The default limit (7 attempts) holds with only the delay changed; the message then is
+    on the configured dead-letter queue with its origin and attempt count, and not on its own
+    queue any more."""
+    name = _name("poison")
+    dlq_name = _name("dlq")
+    factory = _factory(
+        rabbitmq,
+        **{
+            "jmspy.redeliveryPolicy.redeliveryDelay": 100,
+            "jmspy.redeliveryPolicy.deadLetterQueue": dlq_name,
+        },
+    )
+    marker = uuid.uuid4().hex
+    listener = _AlwaysFails()
+    with factory.createConnection() as connection:
+        session = connection.createSession()
+        consumer = session.createConsumer(session.createQueue(name))
+        assert consumer.getRedeliveryPolicy().max_delivery_attempts == 7
+        consumer.setMessageListener(listener)
+        _send_poison(connection, name, marker)
+        connection.start()
+        reader = connection.createSession()
+        dead = reader.createConsumer(reader.createQueue(dlq_name)).receive(60000)
+        assert dead is not None, listener.counts
+        assert not listener.wait_for(8, 1.0), listener.counts
+        assert listener.counts == [1, 2, 3, 4, 5, 6, 7]
+        consumer.close()
+        left = reader.createConsumer(reader.createQueue(name)).receive(1000)
+    assert dead.getText() == "poison"
+    assert dead.getStringProperty("marker") == marker
+    assert dead.getStringProperty(ORIGINAL_DESTINATION) == name
+    assert dead.getIntProperty(DELIVERY_COUNT) == 7
+    assert dead.getStringProperty(ORIGINAL_MESSAGE_ID)
+    assert dead.getJMSDeliveryMode() == jmspy.DeliveryMode.PERSISTENT
+    assert left is None, "the original was accepted after the forward"
+
+
+def test_forward_failure_keeps_the_message_on_its_queue(rabbitmq: Any) -> None:
+    """A dead-letter address the broker refuses (an exchange that does not exist): the
+    forward fails, the original is released, and RabbitMQ still has it."""
+    name = _name("kept")
+    factory = _factory(
+        rabbitmq,
+        **{
+            "jmspy.redeliveryPolicy.redeliveryDelay": 50,
+            "jmspy.redeliveryPolicy.maxDeliveryAttempts": 2,
+            "jmspy.redeliveryPolicy.deadLetterQueue": "/exchange/jmspy.no.such.exchange/dlq",
+        },
+    )
+    marker = uuid.uuid4().hex
+    listener = _AlwaysFails()
+    with factory.createConnection() as connection:
+        session = connection.createSession()
+        session.createConsumer(session.createQueue(name)).setMessageListener(listener)
+        _send_poison(connection, name, marker)
+        connection.start()
+        # Released after the failed forward, the broker delivers it again: the client counts
+        # from 1 once more (RabbitMQ's delivery-count is always 0).
+        assert listener.wait_for(3, 60), listener.counts
+        assert listener.counts[:2] == [1, 2]
+    with factory.createConnection() as connection:
+        session = connection.createSession()
+        connection.start()
+        kept = session.createConsumer(session.createQueue(name)).receive(15000)
+    assert kept is not None and kept.getStringProperty("marker") == marker
+    assert not kept.propertyExists(ORIGINAL_DESTINATION)
+
+
+def test_after_last_attempt_reject_keeps_the_rejected_outcome(rabbitmq: Any) -> None:
+    """afterLastAttempt=reject: no forward; RabbitMQ drops the rejected message from a queue
+    without a dead-letter exchange (the queue's own routing decides, as documented)."""
+    name = _name("rejected")
+    dlq_name = _name("unused")
+    factory = _factory(
+        rabbitmq,
+        **{
+            "jmspy.redeliveryPolicy.redeliveryDelay": 50,
+            "jmspy.redeliveryPolicy.maxDeliveryAttempts": 2,
+            "jmspy.redeliveryPolicy.afterLastAttempt": "reject",
+            "jmspy.redeliveryPolicy.deadLetterQueue": dlq_name,
+        },
+    )
+    listener = _AlwaysFails()
+    with factory.createConnection() as connection:
+        session = connection.createSession()
+        consumer = session.createConsumer(session.createQueue(name))
+        consumer.setMessageListener(listener)
+        _send_poison(connection, name, uuid.uuid4().hex)
+        connection.start()
+        assert listener.wait_for(2, 60), listener.counts
+        assert not listener.wait_for(3, 2.0), listener.counts
+        assert listener.counts == [1, 2]
+        consumer.close()
+        reader = connection.createSession()
+        assert reader.createConsumer(reader.createQueue(dlq_name)).receive(500) is None
+        assert reader.createConsumer(reader.createQueue(name)).receive(500) is None
