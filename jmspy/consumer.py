@@ -20,7 +20,7 @@ from ._modes import (
 )
 from ._ports import ConsumerHooks
 from .batch import BatchDelivery
-from .dead_letter import forward_dead_letter
+from .dead_letter import start_forward
 from .destination import Destination, Topic
 from .errors import (
     IllegalArgumentException,
@@ -342,7 +342,7 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
         adapter = self._connection.adapter
         if policy.after_last_attempt == "dead-letter" and adapter.forward_dead_letters:
             queue = policy.dead_letter_queue or adapter.dead_letter_queue or "DLQ"
-            forward_dead_letter(
+            start_forward(
                 self._connection, self._receiver, inbound, queue, self._destination, count - 1
             )
             return

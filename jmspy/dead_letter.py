@@ -19,6 +19,7 @@ dead-letter queue and it gets a new ``JMSMessageID``, as any send does
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 from .errors import JMSException
@@ -39,6 +40,29 @@ ORIGINAL_MESSAGE_ID = "JMSPY_ORIGINAL_MESSAGE_ID"
 # Properties the client derives from AMQP fields rather than application properties; they are
 # not copied as properties (the delivery count goes to DELIVERY_COUNT instead).
 _NOT_COPIED = frozenset({"JMSXDeliveryCount", "JMSXUserID"})
+
+
+def start_forward(
+    connection: Connection,
+    receiver: AmqpReceiver,
+    inbound: InboundDelivery,
+    queue_name: str,
+    origin: Destination,
+    attempts: int,
+) -> threading.Thread:
+    """Forward on a thread of its own. The consumer gives up on a message while it holds its
+    buffer's lock (receive() takes from the buffer under it) or on the session's dispatch
+    thread; a send that waits for the broker there could wait on the engine thread, which
+    needs that lock to hand over the next message. The original stays unsettled (held by
+    the client, never lost) until the thread settles it."""
+    thread = threading.Thread(
+        target=forward_dead_letter,
+        args=(connection, receiver, inbound, queue_name, origin, attempts),
+        name=f"jmspy-dead-letter-{queue_name}",
+        daemon=True,
+    )
+    thread.start()
+    return thread
 
 
 def forward_dead_letter(

@@ -148,3 +148,37 @@ def test_after_last_attempt_reject_keeps_the_rejected_outcome(rabbitmq: Any) -> 
         reader = connection.createSession()
         assert reader.createConsumer(reader.createQueue(dlq_name)).receive(500) is None
         assert reader.createConsumer(reader.createQueue(name)).receive(500) is None
+
+
+def test_receive_path_forwards_without_blocking_the_consumer(rabbitmq: Any) -> None:
+    """CLIENT_ACKNOWLEDGE with recover(): the attempt over the limit is found inside receive()
+    (under the consumer's buffer lock); the forward runs beside it, so receive() returns and
+    the message reaches the dead-letter queue."""
+    name = _name("recover")
+    dlq_name = _name("dlq")
+    factory = _factory(
+        rabbitmq,
+        **{
+            "jmspy.redeliveryPolicy.maxDeliveryAttempts": 2,
+            "jmspy.redeliveryPolicy.deadLetterQueue": dlq_name,
+        },
+    )
+    marker = uuid.uuid4().hex
+    with factory.createConnection() as connection:
+        _send_poison(connection, name, marker)
+        session = connection.createSession(jmspy.CLIENT_ACKNOWLEDGE)
+        consumer = session.createConsumer(session.createQueue(name))
+        connection.start()
+        counts = []
+        for _ in range(2):
+            message = consumer.receive(15000)
+            assert message is not None
+            counts.append(message.getIntProperty("JMSXDeliveryCount"))
+            session.recover()
+        assert counts == [1, 2]
+        assert consumer.receive(1000) is None, "the third attempt is not handed out"
+        reader = connection.createSession()
+        dead = reader.createConsumer(reader.createQueue(dlq_name)).receive(30000)
+    assert dead is not None and dead.getStringProperty("marker") == marker
+    assert dead.getIntProperty(DELIVERY_COUNT) == 2
+    assert dead.getStringProperty(ORIGINAL_DESTINATION) == name
