@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import JMSException
 from .message import DeliveryMode
+from .message.java import JavaType
 
 if TYPE_CHECKING:
     from ._amqp.provider import AmqpReceiver, InboundDelivery
@@ -36,10 +37,6 @@ log = logging.getLogger(__name__)
 ORIGINAL_DESTINATION = "JMSPY_ORIGINAL_DESTINATION"
 DELIVERY_COUNT = "JMSPY_DELIVERY_COUNT"
 ORIGINAL_MESSAGE_ID = "JMSPY_ORIGINAL_MESSAGE_ID"
-
-# Properties the client derives from AMQP fields rather than application properties; they are
-# not copied as properties (the delivery count goes to DELIVERY_COUNT instead).
-_NOT_COPIED = frozenset({"JMSXDeliveryCount", "JMSXUserID"})
 
 
 def start_forward(
@@ -110,20 +107,14 @@ def _send_copy(
     attempts: int,
     message_id: str | None,
 ) -> None:
-    # The properties of a received message are read-only: keep them, clear (which makes
-    # them writeable) and write them back with the dead-letter facts.
-    properties: dict[str, Any] = {
-        name: message.getObjectProperty(name)
-        for name in message.getPropertyNames()
-        if name not in _NOT_COPIED
-    }
-    message.clearProperties()
-    for name, value in properties.items():
-        message.setObjectProperty(name, value)
-    message.setStringProperty(ORIGINAL_DESTINATION, origin.address)
-    message.setIntProperty(DELIVERY_COUNT, attempts)
+    # The properties of a received message are read-only to the application; the message's
+    # property store is written directly so every property, whatever its type (a foreign
+    # producer's binary or list values included), goes on unchanged.
+    store = message.get_property_store()
+    store[ORIGINAL_DESTINATION] = (JavaType.STRING, origin.address)
+    store[DELIVERY_COUNT] = (JavaType.INT, attempts)
     if message_id is not None:
-        message.setStringProperty(ORIGINAL_MESSAGE_ID, message_id)
+        store[ORIGINAL_MESSAGE_ID] = (JavaType.STRING, message_id)
     # A session of its own: the consumer's session may be in the middle of a listener call
     # or of receive(), and its acknowledgement must not cover the copy.
     session = connection.createSession()

@@ -47,6 +47,7 @@ def _send_poison(connection: Any, queue_name: str, marker: str) -> None:
     session = connection.createSession()
     poison = session.createTextMessage("poison")
     poison.setStringProperty("marker", marker)
+    poison.setShortProperty("small", 7)
     session.createProducer(session.createQueue(queue_name)).send(poison)
     session.close()
 
@@ -82,6 +83,7 @@ def test_default_limit_then_forwarded_to_the_dead_letter_queue(rabbitmq: Any) ->
         left = reader.createConsumer(reader.createQueue(name)).receive(1000)
     assert dead.getText() == "poison"
     assert dead.getStringProperty("marker") == marker
+    assert dead.getShortProperty("small") == 7, "properties keep their Java type"
     assert dead.getStringProperty(ORIGINAL_DESTINATION) == name
     assert dead.getIntProperty(DELIVERY_COUNT) == 7
     assert dead.getStringProperty(ORIGINAL_MESSAGE_ID)
