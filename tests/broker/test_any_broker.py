@@ -29,7 +29,7 @@ EARLY_MS = 50
 LATE_MS = 30_000
 
 #: Attempts before a listener that always raises stops getting the message, and where the
-#: message is then; None: no limit by default (the documented RabbitMQ 3.x behaviour).
+#: message is then; None: no limit by default (no broker the project provisions any more).
 POISON: dict[str, tuple[int | None, str | None]] = {
     "artemis": (10, "DLQ"),  # the broker's default max-delivery-attempts and dead-letter queue
     "activemq": (7, "ActiveMQ.DLQ"),  # jmspy's default client policy, then rejected

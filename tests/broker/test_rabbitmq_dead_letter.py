@@ -184,3 +184,29 @@ def test_receive_path_forwards_without_blocking_the_consumer(rabbitmq: Any) -> N
     assert dead is not None and dead.getStringProperty("marker") == marker
     assert dead.getIntProperty(DELIVERY_COUNT) == 2
     assert dead.getStringProperty(ORIGINAL_DESTINATION) == name
+
+
+def test_explicit_unlimited_stays_unlimited(rabbitmq: Any) -> None:
+    """maxDeliveryAttempts=-1 is the application's choice: past the default limit of 7 the
+    message keeps coming back, and nothing is forwarded."""
+    name = _name("unlimited")
+    dlq_name = _name("unused")
+    factory = _factory(
+        rabbitmq,
+        **{
+            "jmspy.redeliveryPolicy.maxDeliveryAttempts": -1,
+            "jmspy.redeliveryPolicy.deadLetterQueue": dlq_name,
+        },
+    )
+    listener = _AlwaysFails()
+    with factory.createConnection() as connection:
+        session = connection.createSession()
+        consumer = session.createConsumer(session.createQueue(name))
+        consumer.setMessageListener(listener)
+        _send_poison(connection, name, uuid.uuid4().hex)
+        connection.start()
+        assert listener.wait_for(10, 60), listener.counts
+        consumer.close()
+        assert listener.counts[:10] == list(range(1, 11))
+        reader = connection.createSession()
+        assert reader.createConsumer(reader.createQueue(dlq_name)).receive(500) is None
