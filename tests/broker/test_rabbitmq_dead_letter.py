@@ -34,7 +34,9 @@ class _AlwaysFails:
 
 
 def _name(tag: str) -> str:
-    return f"jmspy.dl.{tag}.{uuid.uuid4().hex[:10]}"
+    # Not jmspy.dl.*: the provisioned node gives those queues a dead-letter exchange, and
+    # these are the queues RabbitMQ would drop a rejected message from.
+    return f"jmspy.dlf.{tag}.{uuid.uuid4().hex[:10]}"
 
 
 def _factory(rabbitmq: Any, **options: Any) -> jmspy.ConnectionFactory:
@@ -123,9 +125,9 @@ def test_forward_failure_keeps_the_message_on_its_queue(rabbitmq: Any) -> None:
 
 
 def test_after_last_attempt_reject_keeps_the_rejected_outcome(rabbitmq: Any) -> None:
-    """afterLastAttempt=reject: no forward; RabbitMQ drops the rejected message from a queue
-    without a dead-letter exchange (the queue's own routing decides, as documented)."""
-    name = _name("rejected")
+    """afterLastAttempt=reject: no forward; the queue's own dead-letter exchange decides (the
+    provisioned node dead-letters jmspy.dl.* queues through jmspy.dlx to jmspy.dlq)."""
+    name = f"jmspy.dl.rejected.{uuid.uuid4().hex[:10]}"
     dlq_name = _name("unused")
     factory = _factory(
         rabbitmq,
@@ -136,12 +138,13 @@ def test_after_last_attempt_reject_keeps_the_rejected_outcome(rabbitmq: Any) -> 
             "jmspy.redeliveryPolicy.deadLetterQueue": dlq_name,
         },
     )
+    marker = uuid.uuid4().hex
     listener = _AlwaysFails()
     with factory.createConnection() as connection:
         session = connection.createSession()
         consumer = session.createConsumer(session.createQueue(name))
         consumer.setMessageListener(listener)
-        _send_poison(connection, name, uuid.uuid4().hex)
+        _send_poison(connection, name, marker)
         connection.start()
         assert listener.wait_for(2, 60), listener.counts
         assert not listener.wait_for(3, 2.0), listener.counts
@@ -150,6 +153,13 @@ def test_after_last_attempt_reject_keeps_the_rejected_outcome(rabbitmq: Any) -> 
         reader = connection.createSession()
         assert reader.createConsumer(reader.createQueue(dlq_name)).receive(500) is None
         assert reader.createConsumer(reader.createQueue(name)).receive(500) is None
+        dlx_queue = reader.createConsumer(reader.createQueue("/amq/queue/jmspy.dlq"))
+        found = None
+        while found is None and (message := dlx_queue.receive(5000)) is not None:
+            if message.getStringProperty("marker") == marker:
+                found = message
+    assert found is not None, "rejected: dead-lettered by the queue's exchange"
+    assert not found.propertyExists(ORIGINAL_DESTINATION), "jmspy forwarded nothing"
 
 
 def test_receive_path_forwards_without_blocking_the_consumer(rabbitmq: Any) -> None:
