@@ -14,6 +14,11 @@ The copy carries the original's body, headers and properties, plus
 ``JMSPY_DELIVERY_COUNT`` (the delivery attempts made); its ``JMSDestination`` is the
 dead-letter queue and it gets a new ``JMSMessageID``, as any send does
 (``JMSPY_ORIGINAL_MESSAGE_ID`` keeps the old one).
+
+The forward runs on a thread of its own and the original stays unsettled meanwhile. If the
+consumer or connection closes in between, the broker takes the unsettled original back; if the
+copy had already been accepted the message then exists twice (on its queue and on the
+dead-letter queue): a duplicate, never a loss.
 """
 
 from __future__ import annotations
