@@ -63,6 +63,9 @@ class BrokerProfile(BaseModel):
     default_redelivery_delay: int = 0
     # Where the broker keeps dead letters (a queue name), when it is one fixed queue.
     dead_letter_queue: str | None = None
+    # Whether jmspy itself forwards a message past its last attempt to ``dead_letter_queue``
+    # (then accepts the original) because the broker's dead-letter outcome may drop it.
+    forward_dead_letters: bool = False
     # Whether the broker understands the modified outcome. RabbitMQ 3.x ends the session on
     # one, so failed deliveries are released and undeliverable ones rejected instead.
     modified_outcome: bool = True

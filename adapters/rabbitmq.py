@@ -15,6 +15,18 @@ PROFILE = BrokerProfile(
     dead_letter_outcome="rejected",
     broker_redelivery_delay=False,
     client_redelivery=True,
+    # RabbitMQ 3.x neither delays nor counts redeliveries (delivery-count is always 0), so the
+    # client does both; without an application policy a listener that always raises would get
+    # the message forever. jmspy's default: 7 attempts 1000 ms apart (as for ActiveMQ Classic,
+    # its OpenWire client's defaults). After the last one, `rejected` would drop the message
+    # on a queue without a dead-letter exchange (the default), so jmspy forwards it to the
+    # queue DLQ (/queue/DLQ; jmspy.redeliveryPolicy.deadLetterQueue) and accepts the original
+    # only once the broker accepted the copy (afterLastAttempt=reject keeps `rejected`, for
+    # queues with a dead-letter exchange).
+    default_max_delivery_attempts=7,
+    default_redelivery_delay=1000,
+    dead_letter_queue="DLQ",
+    forward_dead_letters=True,
     queue_prefix="/queue/",
     topic_prefix="/topic/",
     modified_outcome=False,
@@ -26,10 +38,11 @@ PROFILE = BrokerProfile(
     notes="Offers no capabilities; no delayed delivery (x-opt-delivery-time is ignored); "
     "priority only on queues declared with x-max-priority (reach them as /amq/queue/NAME); "
     "header.ttl is honoured; rejected dead-letters to the queue's dead-letter exchange (or "
-    "drops); released requeues; the modified outcome and drain end the session, so jmspy "
-    "releases or rejects instead and never drains; delivery-count is always 0 (the client "
-    "counts); selectors are not applied; no anonymous relay, dynamic nodes, durable "
-    "subscriptions or transactions.",
+    "drops), so after its default 7 attempts 1 s apart jmspy forwards a poison message to "
+    "/queue/DLQ itself (afterLastAttempt=reject: rejected); released requeues; the modified "
+    "outcome and drain end the session, so jmspy releases or rejects instead and never "
+    "drains; delivery-count is always 0 (the client counts); selectors are not applied; no "
+    "anonymous relay, dynamic nodes, durable subscriptions or transactions.",
 )
 
 # Written from RabbitMQ's documentation and NOT verified on a broker (no 4.x broker can be

@@ -179,7 +179,9 @@ def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]
             mark(
                 "dead-letter-queue",
                 True,
-                f"adapter {profile.name}: rejected messages go to {profile.dead_letter_queue}",
+                f"adapter {profile.name}: "
+                + ("jmspy forwards exhausted" if profile.forward_dead_letters else "rejected")
+                + f" messages to {profile.dead_letter_queue}",
             )
         else:
             mark(

@@ -292,7 +292,9 @@ _MORE_RULES = _rules(
         text="With max_delivery_attempts = n a message is handed to the application at most n "
         "times; after the n-th failure it is settled with the adapter's dead-letter outcome "
         "(rejected), so the broker moves it to its dead-letter destination, where it keeps its "
-        "JMSMessageID and carries JMSPY_ORIGINAL_DESTINATION.",
+        "JMSMessageID and carries JMSPY_ORIGINAL_DESTINATION. Where the broker would drop a "
+        "rejected message (RabbitMQ 3.x) jmspy forwards a copy to the dead-letter queue itself, "
+        "with JMSPY_ORIGINAL_DESTINATION and the old id as JMSPY_ORIGINAL_MESSAGE_ID.",
         source=f"{ARTEMIS_REDELIVERY}; {README_REDELIVERY}",
         level="broker",
         capabilities=("dead-letter-queue",),

@@ -21,6 +21,7 @@ from ._modes import (
 )
 from ._ports import ConsumerHooks
 from .batch import BatchDelivery
+from .dead_letter import start_forward
 from .destination import Destination, Topic
 from .errors import (
     IllegalArgumentException,
@@ -343,7 +344,14 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
             )
             self._receiver.settle(inbound, "accepted")
             return
-        outcome = self._connection.adapter.dead_letter_outcome
+        adapter = self._connection.adapter
+        if policy.after_last_attempt == "dead-letter" and adapter.forward_dead_letters:
+            queue = policy.dead_letter_queue or adapter.dead_letter_queue or "DLQ"
+            start_forward(
+                self._connection, self._receiver, inbound, queue, self._destination, count - 1
+            )
+            return
+        outcome = adapter.dead_letter_outcome
         log.warning(
             "message %s from %s failed %s delivery attempts; dead-lettering it (%s)",
             message_id,

@@ -138,6 +138,7 @@ class ConnectionOptions(BaseModel):
         None, alias="jmspy.redeliveryPolicy.maxDeliveryAttempts"
     )
     after_last_attempt: str | None = Field(None, alias="jmspy.redeliveryPolicy.afterLastAttempt")
+    dead_letter_queue: str | None = Field(None, alias="jmspy.redeliveryPolicy.deadLetterQueue")
 
     def redelivery_policy(self) -> RedeliveryPolicy:
         """The factory-level policy from the options (validated; errors name the setting)."""
@@ -152,6 +153,7 @@ class ConnectionOptions(BaseModel):
             "collision_avoidance_factor": self.collision_avoidance_factor,
             "max_delivery_attempts": attempts,
             "after_last_attempt": self.after_last_attempt,
+            "dead_letter_queue": self.dead_letter_queue,
         }
         return RedeliveryPolicy.create(**{k: v for k, v in settings.items() if v is not None})
 

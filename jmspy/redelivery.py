@@ -20,7 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import IllegalArgumentException
 
-AfterLastAttempt = Literal["dead-letter", "discard"]
+# dead-letter: to where the broker keeps dead letters (its dead-letter outcome; where the
+#   broker would drop the message instead, RabbitMQ 3.x, jmspy forwards it to a dead-letter
+#   queue itself, see jmspy.dead_letter); reject: the broker's dead-letter outcome only, for a
+#   queue whose own dead-letter routing is wanted (a RabbitMQ dead-letter exchange);
+#   discard: accept it and drop it (explicit only).
+AfterLastAttempt = Literal["dead-letter", "reject", "discard"]
 
 
 class RandomSource(Protocol):
@@ -65,6 +70,8 @@ class RedeliveryPolicy(BaseModel):
     collision_avoidance_factor: float = Field(0.0, alias="collisionAvoidanceFactor")
     max_delivery_attempts: int | None = Field(None, alias="maxDeliveryAttempts")
     after_last_attempt: AfterLastAttempt = Field("dead-letter", alias="afterLastAttempt")
+    # The queue jmspy forwards dead letters to where it does so itself (None: the adapter's).
+    dead_letter_queue: str | None = Field(None, alias="deadLetterQueue", min_length=1)
 
     @field_validator("collision_avoidance_factor")
     @classmethod

@@ -163,14 +163,18 @@ def test_client_side_redelivery_delay_counts_and_dead_letter(
     rabbitmq: Any, rabbit_factory: Any
 ) -> None:
     """RabbitMQ neither delays nor counts redeliveries: the client holds the failed message
-    for the policy's delay (300, 600 ms), counts attempts, and after 3 attempts rejects it,
-    which RabbitMQ dead-letters through the queue's exchange to jmspy.dlq. A healthy message
-    behind it is not held back."""
+    for the policy's delay (300, 600 ms), counts attempts, and after 3 attempts rejects it
+    (afterLastAttempt=reject: the queue's own dead-letter routing is wanted), which RabbitMQ
+    dead-letters through the queue's exchange to jmspy.dlq. A healthy message behind it is
+    not held back."""
     name = _queue_name("jmspy.dl")
     marker = uuid.uuid4().hex
     listener = Failing(fail_times=10, expected=4)
     policy = RedeliveryPolicy.create(
-        redelivery_delay=300, redelivery_delay_multiplier=2, max_delivery_attempts=3
+        redelivery_delay=300,
+        redelivery_delay_multiplier=2,
+        max_delivery_attempts=3,
+        after_last_attempt="reject",
     )
     with rabbit_factory.createConnection() as connection:
         session = connection.createSession()
@@ -212,7 +216,8 @@ def test_client_side_redelivery_delay_counts_and_dead_letter(
 
 
 def test_default_policy_never_loses_a_message(rabbit_factory: Any) -> None:
-    """Without a configured limit the client keeps redelivering (no silent loss)."""
+    """Without a configured policy the client redelivers up to jmspy's default limit (7
+    attempts; see tests/broker/test_rabbitmq_dead_letter.py for what follows)."""
     listener = Failing(fail_times=4, expected=5)
     with rabbit_factory.createConnection() as connection:
         session = connection.createSession()

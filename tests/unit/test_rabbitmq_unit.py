@@ -8,9 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from jmspy.adapters import PROFILES
 from jmspy.conformance.brokers import BrokerProvisioningError, QueueSpec, RabbitMQBroker
 from jmspy.conformance.brokers import rabbitmq as rmq
 from jmspy.conformance.brokers.cli import _env_lines, _parse_queue
+
+import jmspy
+from jmspy.redelivery import RedeliveryPolicy
 
 
 def test_password_hash_is_rabbit_sha256() -> None:
@@ -90,3 +94,43 @@ def test_cli_exports_rabbitmq_variables_and_parses_queues() -> None:
     for bad in ("=x", "q=[1]", "q={"):
         with pytest.raises(BrokerProvisioningError):
             _parse_queue(bad)
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({}, (7, 1000)),  # nothing set: the rabbitmq adapter's bounded default
+        ({"redelivery_delay": 100}, (7, 100)),  # the application's delay stays
+        ({"max_delivery_attempts": 3}, (3, 0)),  # the application's limit: untouched
+        ({"max_delivery_attempts": -1}, (-1, 0)),  # explicitly unlimited: untouched
+    ],
+)
+def test_rabbitmq_default_policy_is_bounded(
+    settings: dict[str, int], expected: tuple[int, int]
+) -> None:
+    rabbit = PROFILES["rabbitmq"]
+    policy = rabbit.bounded_policy(RedeliveryPolicy.create(**settings))
+    assert (policy.max_delivery_attempts, policy.redelivery_delay) == expected
+    # RabbitMQ drops a rejected message without a dead-letter exchange: jmspy forwards it.
+    assert rabbit.forward_dead_letters and rabbit.dead_letter_queue == "DLQ"
+    assert not PROFILES["activemq"].forward_dead_letters
+
+
+def test_dead_letter_url_options() -> None:
+    factory = jmspy.ConnectionFactory(
+        "amqp://localhost:5672?jmspy.redeliveryPolicy.deadLetterQueue=/queue/poison"
+        "&jmspy.redeliveryPolicy.afterLastAttempt=reject"
+    )
+    policy = factory.options.redelivery_policy()
+    assert policy.dead_letter_queue == "/queue/poison"
+    assert policy.after_last_attempt == "reject"
+    with pytest.raises(jmspy.IllegalArgumentException) as info:
+        jmspy.ConnectionFactory(
+            "amqp://localhost:5672?jmspy.redeliveryPolicy.afterLastAttempt=drop"
+        ).options.redelivery_policy()
+    assert "after_last_attempt" in str(info.value) and "drop" in str(info.value)
+    with pytest.raises(jmspy.IllegalArgumentException) as info:
+        jmspy.ConnectionFactory(
+            "amqp://localhost:5672", **{"jmspy.redeliveryPolicy.deadLetterQueue": ""}
+        ).options.redelivery_policy()
+    assert "dead_letter_queue" in str(info.value)
