@@ -19,6 +19,7 @@ from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the o
 )
 from ._ports import ConnectionPort, SessionHooks
 from ._provider import Provider, ProviderSession
+from ._twins.connection import ConnectionMetaDataTwins, ConnectionTwins
 from ._version import __version__
 from ._wire import Wire
 from .adapters import BrokerProfile, choose_profile
@@ -70,7 +71,7 @@ _LISTENER_METHODS = {
 _connection_seq = itertools.count(1)
 
 
-class ConnectionMetaData:
+class ConnectionMetaData(ConnectionMetaDataTwins):
     """What the client and the broker are (``Connection.getMetaData()``)."""
 
     JMSX_PROPERTY_NAMES = ("JMSXUserID", "JMSXGroupID", "JMSXGroupSeq", "JMSXDeliveryCount")
@@ -120,7 +121,7 @@ class ConnectionMetaData:
         return self._connection.adapter.name
 
 
-class Connection:
+class Connection(ConnectionTwins):
     """A JMS connection: one AMQP connection with its engine thread.
 
     Created stopped. The AMQP open is sent when the connection is first used (or at once when a

@@ -19,6 +19,7 @@ from ._modes import (
     SESSION_TRANSACTED,
 )
 from ._ports import ConsumerHooks
+from ._twins.consumer import MessageConsumerTwins
 from .batch import BatchDelivery
 from .destination import Destination, Topic
 from .errors import (
@@ -54,7 +55,7 @@ ListenerLike = MessageListener | Callable[[Message], Any]
 BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
 
 
-class MessageConsumer(BatchDelivery):
+class MessageConsumer(BatchDelivery, MessageConsumerTwins):
     """Receives messages from one destination."""
 
     def __init__(

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._limits import check_receive_timeout
+from ._twins.context import JMSConsumerTwins, JMSContextTwins, JMSProducerTwins
 from .connection import (
     ACKNOWLEDGE_MODES,
     AUTO_ACKNOWLEDGE,
@@ -86,7 +87,7 @@ class _SharedConnection:
             self.connection.close()
 
 
-class JMSContext:
+class JMSContext(JMSContextTwins):
     """A connection and a session in one object (JMS 2.0 section 2.8)."""
 
     SESSION_TRANSACTED = SESSION_TRANSACTED
@@ -346,7 +347,7 @@ class JMSContext:
         self.close()
 
 
-class JMSProducer:
+class JMSProducer(JMSProducerTwins):
     """A lightweight producer of a JMSContext with chained setters (JMS 2.0 section 7.2).
 
     Invalid values raise from the setter itself, as the TCK requires; the delivery-delay rules
@@ -504,7 +505,7 @@ class JMSProducer:
         return self._reply_to
 
 
-class JMSConsumer:
+class JMSConsumer(JMSConsumerTwins):
     """The simplified API's consumer (JMS 2.0 section 8.6)."""
 
     def __init__(self, consumer: MessageConsumer) -> None:

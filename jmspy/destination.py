@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from jmspy._twins.destination import DestinationTwins, QueueTwins, TopicTwins
 from jmspy.errors import IllegalArgumentException, InvalidDestinationException
 from jmspy.redelivery import RedeliveryPolicy
 
@@ -82,7 +83,7 @@ def _options(name: str, values: dict[str, Any]) -> DestinationOptions:
         ) from None
 
 
-class Destination:
+class Destination(DestinationTwins):
     """Base of every destination; equal and hashed by ``(kind, name)``.
 
     Not meant to be instantiated directly: use :class:`Queue`, :class:`Topic` or a temporary
@@ -161,7 +162,7 @@ def _all_slots(cls: type) -> list[str]:
     return slots
 
 
-class Queue(Destination):
+class Queue(Destination, QueueTwins):
     __slots__ = ()
     kind: ClassVar[str] = "queue"
     type_code: ClassVar[int] = QUEUE_TYPE
@@ -171,7 +172,7 @@ class Queue(Destination):
         return self._name
 
 
-class Topic(Destination):
+class Topic(Destination, TopicTwins):
     __slots__ = ()
     kind: ClassVar[str] = "topic"
     type_code: ClassVar[int] = TOPIC_TYPE

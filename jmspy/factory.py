@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._twins.factory import ConnectionFactoryTwins
 from .connection import Connection
 from .context import JMSContext
 from .failover_options import ConnectionURL, FailoverOptions, parse_connection_url
 from .options import ConnectionOptions, Endpoint, build_options
 
 
-class ConnectionFactory:
+class ConnectionFactory(ConnectionFactoryTwins):
     """Creates connections to one broker.
 
     ``ConnectionFactory("amqp://localhost:5672?jms.connectTimeout=5000", "user", "secret")``;

@@ -14,6 +14,7 @@ from ._amqp.engine import Completion
 from ._amqp.provider import ANONYMOUS_RELAY, AmqpSender, LinkSpec
 from ._limits import saturating_add
 from ._modes import SESSION_TRANSACTED
+from ._twins.producer import MessageProducerTwins
 from .destination import Destination
 from .errors import (
     IllegalArgumentException,
@@ -62,7 +63,7 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class MessageProducer:
+class MessageProducer(MessageProducerTwins):
     """Sends messages to a destination (or, when created without one, to any destination)."""
 
     def __init__(

@@ -21,6 +21,7 @@ from ._modes import (
 )
 from ._ports import ConnectionPort, ConsumerHooks, SessionHooks, SessionPort
 from ._provider import Provider, ProviderSession
+from ._twins.session import SessionTwins
 from .browser import QueueBrowser
 from .consumer import MessageConsumer
 from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("jmspy.session")
 
 
-class Session(SessionTransactions):
+class Session(SessionTransactions, SessionTwins):
     """A single-threaded context for producing and consuming (JMS 2.0 section 6.2)."""
 
     SESSION_TRANSACTED = SESSION_TRANSACTED

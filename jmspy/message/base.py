@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from jmspy._limits import check_java_long
+from jmspy._twins.message_base import MessageTwins
 from jmspy.destination import Destination
 from jmspy.errors import (
     IllegalArgumentException,
@@ -78,7 +79,7 @@ __all__ = ["Message"]
 _T = TypeVar("_T")
 
 
-class Message(MessageFacade):
+class Message(MessageFacade, MessageTwins):
     """A JMS message with headers and properties and no body (``jakarta.jms.Message``).
 
     The storage and the provider's surface are in :class:`MessageFacade`; application code uses

@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 from typing import Any, ClassVar, TypeVar
 
+from jmspy._twins.message_bytes_message import BytesMessageTwins
 from jmspy.errors import (
     MessageEOFException,
     MessageFormatException,
@@ -83,7 +84,7 @@ def _decode_modified_utf8(data: bytes) -> str:
         raise MessageFormatException(f"Malformed modified UTF-8 data: {exc}", linked=exc) from exc
 
 
-class BytesMessage(Message):
+class BytesMessage(Message, BytesMessageTwins):
     """A stream of uninterpreted bytes, written and read Java DataOutput/DataInput style.
 
     New messages are write-only until :meth:`reset`; received messages are read-only.

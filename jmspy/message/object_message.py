@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 from typing import Any, ClassVar, TypeVar
 
+from jmspy._twins.message_object_message import ObjectMessageTwins
 from jmspy.errors import (
     MessageFormatException,
 )
@@ -23,7 +24,7 @@ from jmspy.message.pickle_policy import _DEFAULT_POLICY, DeserializationPolicy, 
 _T = TypeVar("_T")
 
 
-class ObjectMessage(Message):
+class ObjectMessage(Message, ObjectMessageTwins):
     """A message whose body is one Python object, pickled when set.
 
     The object is pickled (protocol 5) by :meth:`setObject`, so later changes to it do not

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
+from jmspy._twins.message_stream_message import StreamMessageTwins
 from jmspy.errors import (
     MessageEOFException,
     MessageFormatException,
@@ -57,7 +58,7 @@ _T = TypeVar("_T")
 _NO_BYTES_IN_FLIGHT = -1
 
 
-class StreamMessage(Message):
+class StreamMessage(Message, StreamMessageTwins):
     """A sequence of typed values, written then read in order (JMS 3.11.3 conversions)."""
 
     jms_msg_type: ClassVar[int] = 4

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
+from jmspy._twins.message_text_message import TextMessageTwins
 from jmspy.errors import (
     MessageFormatException,
 )
@@ -12,7 +13,7 @@ from jmspy.message.base import Message, _assignable
 _T = TypeVar("_T")
 
 
-class TextMessage(Message):
+class TextMessage(Message, TextMessageTwins):
     jms_msg_type: ClassVar[int] = 5
     _text: str | None = None
 
