@@ -7,7 +7,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from ._amqp.provider import AmqpConnection, AmqpSender, LinkSpec
 from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the others
@@ -389,6 +389,13 @@ class Connection(ConnectionTwins):
         self._check_closed()
         self._used = True
         self._exception_listener = listener
+
+    @overload
+    def createSession(self) -> Session: ...
+    @overload
+    def createSession(self, sessionMode: int, /) -> Session: ...
+    @overload
+    def createSession(self, transacted: bool, acknowledgeMode: int, /) -> Session: ...
 
     def createSession(self, *args: Any) -> Session:
         """``createSession()``, ``createSession(sessionMode)`` or

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ._limits import check_receive_timeout
 from ._twins.context import JMSConsumerTwins, JMSContextTwins, JMSProducerTwins
@@ -24,7 +24,7 @@ from .connection import (
     Connection,
     ConnectionMetaData,
 )
-from .destination import Destination, Queue, Topic
+from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from .errors import (
     IllegalStateRuntimeException,
     InvalidDestinationRuntimeException,
@@ -46,6 +46,7 @@ from .producer import MessageProducer
 from .producer_settings import ProducerSettings, validate_milliseconds
 
 if TYPE_CHECKING:
+    from .browser import QueueBrowser
     from .consumer import BatchListenerLike, ListenerLike, MessageConsumer
     from .factory import ConnectionFactory
     from .session import Session
@@ -210,15 +211,15 @@ class JMSContext(JMSContextTwins):
         self._session_or_create().unsubscribe(name)
 
     @runtime
-    def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> Any:
+    def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> QueueBrowser:
         return self._session_or_create().createBrowser(queue, messageSelector)
 
     @runtime
-    def createTemporaryQueue(self) -> Any:
+    def createTemporaryQueue(self) -> TemporaryQueue:
         return self._session_or_create().createTemporaryQueue()
 
     @runtime
-    def createTemporaryTopic(self) -> Any:
+    def createTemporaryTopic(self) -> TemporaryTopic:
         return self._session_or_create().createTemporaryTopic()
 
     @runtime
@@ -367,6 +368,19 @@ class JMSProducer(JMSProducerTwins):
         self._type: str | None = None
         self._reply_to: Destination | None = None
         self._async: Any = None
+
+    # The JMS forms of send (a Message, or a String, Map, byte[] or Serializable body), for
+    # type checkers; the implementation takes them all.
+    @overload
+    def send(self, destination: Destination, body: Message, /) -> JMSProducer: ...
+    @overload
+    def send(self, destination: Destination, body: str, /) -> JMSProducer: ...
+    @overload
+    def send(self, destination: Destination, body: Mapping[str, Any], /) -> JMSProducer: ...
+    @overload
+    def send(self, destination: Destination, body: bytes, /) -> JMSProducer: ...
+    @overload
+    def send(self, destination: Destination, body: object, /) -> JMSProducer: ...
 
     @runtime
     def send(self, destination: Destination, body: Any) -> JMSProducer:

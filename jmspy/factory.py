@@ -6,7 +6,7 @@ import the other.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from ._twins.factory import ConnectionFactoryTwins
 from .connection import Connection
@@ -75,6 +75,17 @@ class ConnectionFactory(ConnectionFactoryTwins):
     def __repr__(self) -> str:
         user = f", username={self._options.username!r}" if self._options.username else ""
         return f"ConnectionFactory({self._display()!r}{user})"
+
+    @overload
+    def createContext(self) -> JMSContext: ...
+    @overload
+    def createContext(self, sessionMode: int, /) -> JMSContext: ...
+    @overload
+    def createContext(self, userName: str | None, password: str | None, /) -> JMSContext: ...
+    @overload
+    def createContext(
+        self, userName: str | None, password: str | None, sessionMode: int, /
+    ) -> JMSContext: ...
 
     def createContext(self, *args: Any) -> JMSContext:
         """``createContext()``, ``createContext(sessionMode)``,

@@ -6,7 +6,7 @@ import itertools
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from . import rules
 from ._amqp.codec import encode_message
@@ -53,6 +53,15 @@ def _naming_destination(exc: JMSException, destination: Destination) -> JMSExcep
         rule_id=exc.rule_id,
     )
     return named
+
+
+class CompletionListener(Protocol):
+    """``jakarta.jms.CompletionListener``: the outcome of an asynchronous send, called on the
+    session's completion thread (any object with these two methods will do)."""
+
+    def onCompletion(self, message: Message) -> None: ...
+
+    def onException(self, message: Message, exception: BaseException) -> None: ...
 
 
 def _is_completion_listener(value: Any) -> bool:
@@ -209,6 +218,57 @@ class MessageProducer(MessageProducerTwins):
         return self._settings.disable_timestamp
 
     # ---- send ------------------------------------------------------------------------------
+
+    # The JMS forms of send, for type checkers; the implementation takes them all.
+    @overload
+    def send(self, message: Message, /) -> None: ...
+    @overload
+    def send(self, message: Message, completionListener: CompletionListener, /) -> None: ...
+    @overload
+    def send(
+        self, message: Message, deliveryMode: int, priority: int, timeToLive: int, /
+    ) -> None: ...
+    @overload
+    def send(
+        self,
+        message: Message,
+        deliveryMode: int,
+        priority: int,
+        timeToLive: int,
+        completionListener: CompletionListener,
+        /,
+    ) -> None: ...
+    @overload
+    def send(self, destination: Destination, message: Message, /) -> None: ...
+    @overload
+    def send(
+        self,
+        destination: Destination,
+        message: Message,
+        completionListener: CompletionListener,
+        /,
+    ) -> None: ...
+    @overload
+    def send(
+        self,
+        destination: Destination,
+        message: Message,
+        deliveryMode: int,
+        priority: int,
+        timeToLive: int,
+        /,
+    ) -> None: ...
+    @overload
+    def send(
+        self,
+        destination: Destination,
+        message: Message,
+        deliveryMode: int,
+        priority: int,
+        timeToLive: int,
+        completionListener: CompletionListener,
+        /,
+    ) -> None: ...
 
     def send(self, *args: Any) -> None:
         """``send(message[, deliveryMode, priority, timeToLive][, completionListener])`` or

@@ -6,7 +6,7 @@ the script after changing a camelCase signature; tests/unit/test_twins.py checks
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 __all__ = ["ConnectionMetaDataTwins", "ConnectionTwins"]
 
@@ -132,6 +132,15 @@ class ConnectionTwins:
             self, listener: ExceptionListener | Callable[[JMSException], None] | None
         ) -> None: ...
 
+        @overload
+        def createSession(self) -> Session: ...
+
+        @overload
+        def createSession(self, sessionMode: int, /) -> Session: ...
+
+        @overload
+        def createSession(self, transacted: bool, acknowledgeMode: int, /) -> Session: ...
+
         def createSession(self, *args: Any) -> Session: ...
 
     def set_connection_listener(self, listener: ConnectionListener | Any | None) -> None:
@@ -171,6 +180,15 @@ class ConnectionTwins:
     ) -> None:
         """Twin of :meth:`Connection.setExceptionListener` (calls it by name)."""
         self.setExceptionListener(listener)
+
+    @overload
+    def create_session(self) -> Session: ...
+
+    @overload
+    def create_session(self, sessionMode: int, /) -> Session: ...
+
+    @overload
+    def create_session(self, transacted: bool, acknowledgeMode: int, /) -> Session: ...
 
     def create_session(self, *args: Any) -> Session:
         """Twin of :meth:`Connection.createSession` (calls it by name)."""

@@ -13,10 +13,11 @@ __all__ = ["JMSContextTwins", "JMSProducerTwins", "JMSConsumerTwins"]
 if TYPE_CHECKING:
     from typing import Any
 
+    from jmspy.browser import QueueBrowser
     from jmspy.connection import ConnectionMetaData
     from jmspy.consumer import BatchListenerLike, ListenerLike
     from jmspy.context import JMSConsumer, JMSContext, JMSProducer
-    from jmspy.destination import Destination, Queue, Topic
+    from jmspy.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
     from jmspy.message.base import Message
     from jmspy.message.bytes_message import BytesMessage
     from jmspy.message.map_message import MapMessage
@@ -58,11 +59,13 @@ class JMSContextTwins:
             self, topic: Topic, sharedSubscriptionName: str, messageSelector: str | None = None
         ) -> JMSConsumer: ...
 
-        def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> Any: ...
+        def createBrowser(
+            self, queue: Queue, messageSelector: str | None = None
+        ) -> QueueBrowser: ...
 
-        def createTemporaryQueue(self) -> Any: ...
+        def createTemporaryQueue(self) -> TemporaryQueue: ...
 
-        def createTemporaryTopic(self) -> Any: ...
+        def createTemporaryTopic(self) -> TemporaryTopic: ...
 
         def createQueue(self, queueName: str, **options: Any) -> Queue: ...
 
@@ -130,15 +133,15 @@ class JMSContextTwins:
         """Twin of :meth:`JMSContext.createSharedConsumer` (calls it by name)."""
         return self.createSharedConsumer(topic, sharedSubscriptionName, messageSelector)
 
-    def create_browser(self, queue: Queue, messageSelector: str | None = None) -> Any:
+    def create_browser(self, queue: Queue, messageSelector: str | None = None) -> QueueBrowser:
         """Twin of :meth:`JMSContext.createBrowser` (calls it by name)."""
         return self.createBrowser(queue, messageSelector)
 
-    def create_temporary_queue(self) -> Any:
+    def create_temporary_queue(self) -> TemporaryQueue:
         """Twin of :meth:`JMSContext.createTemporaryQueue` (calls it by name)."""
         return self.createTemporaryQueue()
 
-    def create_temporary_topic(self) -> Any:
+    def create_temporary_topic(self) -> TemporaryTopic:
         """Twin of :meth:`JMSContext.createTemporaryTopic` (calls it by name)."""
         return self.createTemporaryTopic()
 

@@ -6,7 +6,7 @@ the script after changing a camelCase signature; tests/unit/test_twins.py checks
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 __all__ = ["ConnectionFactoryTwins"]
 
@@ -27,11 +27,39 @@ class ConnectionFactoryTwins:
         # The camelCase methods the twins call, as the API class defines them (mypy
         # checks the class against these).
 
+        @overload
+        def createContext(self) -> JMSContext: ...
+
+        @overload
+        def createContext(self, sessionMode: int, /) -> JMSContext: ...
+
+        @overload
+        def createContext(self, userName: str | None, password: str | None, /) -> JMSContext: ...
+
+        @overload
+        def createContext(
+            self, userName: str | None, password: str | None, sessionMode: int, /
+        ) -> JMSContext: ...
+
         def createContext(self, *args: Any) -> JMSContext: ...
 
         def createConnection(
             self, userName: str | None = None, password: str | None = None
         ) -> Connection: ...
+
+    @overload
+    def create_context(self) -> JMSContext: ...
+
+    @overload
+    def create_context(self, sessionMode: int, /) -> JMSContext: ...
+
+    @overload
+    def create_context(self, userName: str | None, password: str | None, /) -> JMSContext: ...
+
+    @overload
+    def create_context(
+        self, userName: str | None, password: str | None, sessionMode: int, /
+    ) -> JMSContext: ...
 
     def create_context(self, *args: Any) -> JMSContext:
         """Twin of :meth:`ConnectionFactory.createContext` (calls it by name)."""
