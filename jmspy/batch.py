@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from .consumer import BatchListenerLike, MessageConsumer
     from .session import Session
 
+__all__ = ["LAZY_ACK_THRESHOLD", "BatchDelivery"]
+
+
 # DUPS_OK batches: acknowledge once this many messages are pending (or when idle or closing).
 LAZY_ACK_THRESHOLD = 256
 

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from ._ports import SessionPort
     from .session import Session
 
+__all__ = ["QueueBrowser"]
+
+
 _browser_seq = itertools.count(1)
 
 

@@ -33,6 +33,19 @@ from .failover_options import FailoverOptions
 from .options import ConnectionOptions, Endpoint
 from .session import Session
 
+__all__ = [
+    "ACKNOWLEDGE_MODES",
+    "AUTO_ACKNOWLEDGE",
+    "CLIENT_ACKNOWLEDGE",
+    "DUPS_OK_ACKNOWLEDGE",
+    "SESSION_TRANSACTED",
+    "ExceptionListener",
+    "ConnectionListener",
+    "ConnectionMetaData",
+    "Connection",
+]
+
+
 log = logging.getLogger("jmspy.connection")
 
 

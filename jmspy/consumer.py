@@ -38,6 +38,15 @@ if TYPE_CHECKING:
     from .session import Session
     from .subscription import Subscription
 
+__all__ = [
+    "MessageListener",
+    "BatchMessageListener",
+    "ListenerLike",
+    "BatchListenerLike",
+    "MessageConsumer",
+]
+
+
 log = logging.getLogger("jmspy.consumer")
 
 

@@ -51,6 +51,9 @@ if TYPE_CHECKING:
     from .factory import ConnectionFactory
     from .session import Session
 
+__all__ = ["JMSContext", "JMSProducer", "JMSConsumer", "runtime"]
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -14,6 +14,8 @@ from .context import JMSContext
 from .failover_options import ConnectionURL, FailoverOptions, parse_connection_url
 from .options import ConnectionOptions, Endpoint, build_options
 
+__all__ = ["ConnectionFactory"]
+
 
 class ConnectionFactory(ConnectionFactoryTwins):
     """Creates connections to one broker.

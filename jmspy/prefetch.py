@@ -8,6 +8,8 @@ from collections.abc import Iterable, Iterator
 
 from ._amqp.provider import InboundDelivery
 
+__all__ = ["PriorityBuffer"]
+
 
 class PriorityBuffer:
     """The local prefetch buffer in priority order: ten FIFO lanes, highest priority first.

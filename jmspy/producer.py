@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from ._ports import SessionPort
     from .session import Session
 
+__all__ = ["CompletionListener", "MessageProducer", "DEFAULT_PRIORITY", "now_ms"]
+
+
 log = logging.getLogger("jmspy.producer")
 
 

@@ -20,6 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import IllegalArgumentException
 
+__all__ = [
+    "AfterLastAttempt",
+    "RandomSource",
+    "DefaultRandom",
+    "RedeliveryPolicy",
+    "redelivery_delay",
+]
+
+
 AfterLastAttempt = Literal["dead-letter", "discard"]
 
 

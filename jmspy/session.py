@@ -39,6 +39,9 @@ from .subscription import Subscription
 if TYPE_CHECKING:
     from .connection import Connection
 
+__all__ = ["Session"]
+
+
 log = logging.getLogger("jmspy.session")
 
 

@@ -42,12 +42,12 @@ from . import sasl
 from .engine import Completion, Engine, EngineStopped, IdleTimeoutExpired
 from .links import _context_of, _LinkBase  # noqa: F401 - re-exported
 from .proton_internals import delivery_link
-from .receiver import AmqpReceiver  # noqa: F401 - re-exported
-from .sender import AmqpSender, PendingSend  # noqa: F401 - re-exported
+from .receiver import AmqpReceiver as AmqpReceiver  # re-exported
+from .sender import AmqpSender as AmqpSender  # re-exported
+from .sender import PendingSend  # noqa: F401 - re-exported
 from .session import AmqpSession, _session_context
 from .terms import (  # noqa: F401 - re-exported
     ACCEPTED_CODE,
-    ANONYMOUS_RELAY,
     CONNECTION_ESTABLISHMENT_FAILED,
     DECLARE,
     DECLARED_CODE,
@@ -64,14 +64,15 @@ from .terms import (  # noqa: F401 - re-exported
     SHARED_SUBS,
     SOLE_CONNECTION,
     TRANSACTIONAL_STATE,
-    InboundDelivery,
-    LinkSpec,
     _put_symbols,
     _symbol_array,
     _symbols_of,
     _transactional_outcome,
     error_for_condition,
 )
+from .terms import ANONYMOUS_RELAY as ANONYMOUS_RELAY  # re-exported
+from .terms import InboundDelivery as InboundDelivery  # re-exported
+from .terms import LinkSpec as LinkSpec  # re-exported
 from .tls import client_context
 from .transactions import AmqpCoordinator  # noqa: F401 - re-exported
 from .transport_events import TransportEvents

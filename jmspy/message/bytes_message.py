@@ -39,6 +39,9 @@ from jmspy.message.java import (
     _typed_object,
 )
 
+__all__ = ["BytesMessage"]
+
+
 _T = TypeVar("_T")
 
 _S_BYTE = struct.Struct(">b")

@@ -18,6 +18,9 @@ from typing import Any
 
 from jmspy.errors import MessageFormatException, NumberFormatException
 
+__all__ = ["JavaType", "TypedValue", "JByte", "JShort", "JInt", "JLong", "JFloat", "JChar"]
+
+
 _BYTE_MIN, _BYTE_MAX = -(2**7), 2**7 - 1
 _SHORT_MIN, _SHORT_MAX = -(2**15), 2**15 - 1
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1

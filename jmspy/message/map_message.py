@@ -52,6 +52,9 @@ from jmspy.message.names import (
     _check_map_name,
 )
 
+__all__ = ["MapMessage"]
+
+
 _T = TypeVar("_T")
 
 

@@ -21,6 +21,9 @@ from jmspy.message.names import (
 )
 from jmspy.message.pickle_policy import _DEFAULT_POLICY, DeserializationPolicy, _PolicyUnpickler
 
+__all__ = ["ObjectMessage"]
+
+
 _T = TypeVar("_T")
 
 

@@ -53,6 +53,9 @@ from jmspy.message.java import (
     _typed_object,
 )
 
+__all__ = ["StreamMessage"]
+
+
 _T = TypeVar("_T")
 
 _NO_BYTES_IN_FLIGHT = -1

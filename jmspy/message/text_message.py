@@ -10,6 +10,9 @@ from jmspy.errors import (
 )
 from jmspy.message.base import Message, _assignable
 
+__all__ = ["TextMessage"]
+
+
 _T = TypeVar("_T")
 
 

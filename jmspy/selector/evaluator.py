@@ -48,6 +48,9 @@ from .tree import (
     _Not,
 )
 
+__all__ = ["ValueFn", "CondFn"]
+
+
 ValueFn = Callable[[Message], TypedValue]
 CondFn = Callable[[Message], "bool | None"]
 
