@@ -157,5 +157,6 @@ class BatchDelivery:
 def _oldest_arrival(buffer: Iterable[InboundDelivery]) -> float:
     """When the oldest buffered message arrived (the FIFO head, or the earliest lane head)."""
     if isinstance(buffer, collections.deque):
-        return buffer[0].arrived
+        arrived: float = buffer[0].arrived
+        return arrived
     return min(inbound.arrived for inbound in buffer)

@@ -131,7 +131,8 @@ class ConnectionMetaData(ConnectionMetaDataTwins):
 
     def getAdapter(self) -> str:
         """The name of the broker profile in use (see jmspy.adapters)."""
-        return self._connection.adapter.name
+        name: str = self._connection.adapter.name
+        return name
 
 
 class Connection(ConnectionTwins):

@@ -295,7 +295,7 @@ class MessageConsumer(BatchDelivery, MessageConsumerTwins):
 
     def _hand_over(self, inbound: InboundDelivery) -> Message:
         """Acknowledge according to the session mode as the message reaches the application."""
-        message = inbound.message
+        message: Message = inbound.message
         mode = self._port.mode
         if mode == CLIENT_ACKNOWLEDGE:
             self._port.track_unacked(inbound)

@@ -330,7 +330,7 @@ class AmqpConnection:
 
     def close_remaining_s(self) -> float:
         """What is left of the current close's deadline (a full close timeout outside one)."""
-        deadline = getattr(self._close_local, "deadline", None)
+        deadline: float | None = getattr(self._close_local, "deadline", None)
         if deadline is None:
             return self.timeout_s("close_timeout")
         return max(0.0, deadline - time.monotonic())

@@ -8,7 +8,7 @@ AMQP type used on the wire. This module must not import proton.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from jmspy._limits import check_java_long
 from jmspy._twins.message_base import MessageTwins
@@ -524,7 +524,7 @@ class Message(MessageFacade, MessageTwins):
             raise MessageFormatException(
                 f"The body of a {type(self).__name__} cannot be assigned to {_cls_name(cls)}"
             )
-        return self._body_value()
+        return cast("_T | None", self._body_value())
 
     def isBodyAssignableTo(self, cls: type) -> bool:
         if not self._has_body():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from jmspy._twins.message_bytes_message import BytesMessageTwins
 from jmspy.errors import (
@@ -167,34 +167,34 @@ class BytesMessage(Message, BytesMessageTwins):
         return s.unpack_from(self._rdata, pos)[0]
 
     def readBoolean(self) -> bool:
-        return self._read(_S_UBYTE) != 0
+        return bool(self._read(_S_UBYTE) != 0)
 
     def readByte(self) -> int:
-        return self._read(_S_BYTE)
+        return cast(int, self._read(_S_BYTE))
 
     def readUnsignedByte(self) -> int:
-        return self._read(_S_UBYTE)
+        return cast(int, self._read(_S_UBYTE))
 
     def readShort(self) -> int:
-        return self._read(_S_SHORT)
+        return cast(int, self._read(_S_SHORT))
 
     def readUnsignedShort(self) -> int:
-        return self._read(_S_USHORT)
+        return cast(int, self._read(_S_USHORT))
 
     def readChar(self) -> str:
         return chr(self._read(_S_USHORT))
 
     def readInt(self) -> int:
-        return self._read(_S_INT)
+        return cast(int, self._read(_S_INT))
 
     def readLong(self) -> int:
-        return self._read(_S_LONG)
+        return cast(int, self._read(_S_LONG))
 
     def readFloat(self) -> float:
-        return self._read(_S_FLOAT)
+        return cast(float, self._read(_S_FLOAT))
 
     def readDouble(self) -> float:
-        return self._read(_S_DOUBLE)
+        return cast(float, self._read(_S_DOUBLE))
 
     def readUTF(self) -> str:
         self._check_reading()

@@ -358,7 +358,8 @@ def _as_double(jt: JavaType, v: Any) -> float:
 
 def _as_string(jt: JavaType, v: Any) -> str | None:
     if jt is _STRING or jt is _CHAR:
-        return v
+        text: str | None = v
+        return text
     if v is None:
         return None
     if jt is _BOOLEAN:
@@ -374,7 +375,8 @@ def _as_string(jt: JavaType, v: Any) -> str | None:
 
 def _as_char(jt: JavaType, v: Any) -> str:
     if jt is _CHAR:
-        return v
+        char: str = v
+        return char
     if jt is _STRING and v is None:
         # Java unboxes null to char and throws NullPointerException; TypeError is the Python
         # analogue of "None where a value is required".

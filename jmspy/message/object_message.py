@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from jmspy._twins.message_object_message import ObjectMessageTwins
 from jmspy.errors import (
@@ -166,7 +166,7 @@ class ObjectMessage(Message, ObjectMessageTwins):
                 f"ObjectMessage body of type {type(obj).__name__} cannot be assigned to "
                 f"{_cls_name(cls)}"
             )
-        return obj
+        return cast("_T | None", obj)
 
     def isBodyAssignableTo(self, cls: type) -> bool:
         if not self._has_body():
