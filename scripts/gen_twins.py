@@ -365,8 +365,17 @@ def _render_class(mixin: Mixin) -> list[str]:
     return out
 
 
+_FORMATTED: dict[tuple[Path, str], str] = {}
+
+
 def formatted(path: Path, text: str) -> str:
     """The text as ``ruff`` sorts and formats it (the project's style, so the check is exact)."""
+    if (path, text) not in _FORMATTED:
+        _FORMATTED[path, text] = _ruff(path, text)
+    return _FORMATTED[path, text]
+
+
+def _ruff(path: Path, text: str) -> str:
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     for command in (["check", "--fix", "--select", "I", "--quiet"], ["format", "--quiet"]):
         result = subprocess.run(
