@@ -393,7 +393,7 @@ class Connection(ConnectionTwins):
         self._used = True
         return ConnectionMetaData(self)
 
-    def getExceptionListener(self) -> Any:
+    def getExceptionListener(self) -> ExceptionListener | Callable[[JMSException], None] | None:
         self._check_closed()
         return self._exception_listener
 

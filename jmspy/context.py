@@ -55,6 +55,7 @@ __all__ = ["JMSContext", "JMSProducer", "JMSConsumer", "runtime"]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 def runtime(method: F) -> F:
@@ -540,12 +541,14 @@ class JMSConsumer(JMSConsumerTwins):
         return self._consumer.receiveNoWait()
 
     @runtime
-    def receiveBody(self, c: type, timeout: int | None = None) -> Any:
-        return self._receive_body(c, check_receive_timeout(timeout), no_wait=False)
+    def receiveBody(self, c: type[_T], timeout: int | None = None) -> _T | None:
+        body: _T | None = self._receive_body(c, check_receive_timeout(timeout), no_wait=False)
+        return body
 
     @runtime
-    def receiveBodyNoWait(self, c: type) -> Any:
-        return self._receive_body(c, 0.0, no_wait=True)
+    def receiveBodyNoWait(self, c: type[_T]) -> _T | None:
+        body: _T | None = self._receive_body(c, 0.0, no_wait=True)
+        return body
 
     @runtime
     def setMessageListener(self, listener: ListenerLike | None) -> None:

@@ -126,7 +126,9 @@ class ConnectionTwins:
 
         def getMetaData(self) -> ConnectionMetaData: ...
 
-        def getExceptionListener(self) -> Any: ...
+        def getExceptionListener(
+            self,
+        ) -> ExceptionListener | Callable[[JMSException], None] | None: ...
 
         def setExceptionListener(
             self, listener: ExceptionListener | Callable[[JMSException], None] | None
@@ -171,7 +173,7 @@ class ConnectionTwins:
         """Twin of :meth:`Connection.getMetaData` (calls it by name)."""
         return self.getMetaData()
 
-    def get_exception_listener(self) -> Any:
+    def get_exception_listener(self) -> ExceptionListener | Callable[[JMSException], None] | None:
         """Twin of :meth:`Connection.getExceptionListener` (calls it by name)."""
         return self.getExceptionListener()
 

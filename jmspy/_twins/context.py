@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from jmspy.browser import QueueBrowser
     from jmspy.connection import ConnectionMetaData
     from jmspy.consumer import BatchListenerLike, ListenerLike
-    from jmspy.context import JMSConsumer, JMSContext, JMSProducer
+    from jmspy.context import _T, JMSConsumer, JMSContext, JMSProducer
     from jmspy.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
     from jmspy.message.base import Message
     from jmspy.message.bytes_message import BytesMessage
@@ -399,9 +399,9 @@ class JMSConsumerTwins:
 
         def receiveNoWait(self) -> Message | None: ...
 
-        def receiveBody(self, c: type, timeout: int | None = None) -> Any: ...
+        def receiveBody(self, c: type[_T], timeout: int | None = None) -> _T | None: ...
 
-        def receiveBodyNoWait(self, c: type) -> Any: ...
+        def receiveBodyNoWait(self, c: type[_T]) -> _T | None: ...
 
         def setMessageListener(self, listener: ListenerLike | None) -> None: ...
 
@@ -419,11 +419,11 @@ class JMSConsumerTwins:
         """Twin of :meth:`JMSConsumer.receiveNoWait` (calls it by name)."""
         return self.receiveNoWait()
 
-    def receive_body(self, c: type, timeout: int | None = None) -> Any:
+    def receive_body(self, c: type[_T], timeout: int | None = None) -> _T | None:
         """Twin of :meth:`JMSConsumer.receiveBody` (calls it by name)."""
         return self.receiveBody(c, timeout)
 
-    def receive_body_no_wait(self, c: type) -> Any:
+    def receive_body_no_wait(self, c: type[_T]) -> _T | None:
         """Twin of :meth:`JMSConsumer.receiveBodyNoWait` (calls it by name)."""
         return self.receiveBodyNoWait(c)
 

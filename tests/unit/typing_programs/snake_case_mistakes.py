@@ -18,4 +18,7 @@ def mistakes(factory: ConnectionFactory, message: TextMessage) -> None:
     temporary_queue: str = context.create_temporary_queue()  # error: TemporaryQueue
     session.create_session(True, 1)  # error: a Session creates no session
     code: int = JMSError("x").get_error_code()  # error: str | None
+    consumer = context.create_consumer(context.create_queue("q"))
+    body: int = consumer.receive_body(str)  # error: str | None, not int
+    print(body)
     print(count, queue_name, temporary, browser_name, temporary_queue, code)

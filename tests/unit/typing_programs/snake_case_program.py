@@ -106,12 +106,20 @@ def simplified(factory: ConnectionFactory) -> int:
             child: JMSContext = context.create_context(AUTO_ACKNOWLEDGE)
             consumer: JMSConsumer = child.create_consumer(queue)
             message = consumer.receive_no_wait()
+            order: str | None = consumer.receive_body(str, 1000)
+            print(order, connection_listener(factory))
             return 0 if message is None else message.get_jms_delivery_mode()
     except JMSRuntimeException as error:
         code: str | None = error.get_error_code()
         cause: BaseException | None = error.get_linked_exception()
         print(code, cause)
         return -1
+
+
+def connection_listener(factory: ConnectionFactory) -> bool:
+    with factory.create_connection() as connection:
+        connection.set_exception_listener(print)
+        return connection.get_exception_listener() is not None
 
 
 def either_family(action: str) -> str:
