@@ -21,4 +21,8 @@ def mistakes(factory: ConnectionFactory, message: TextMessage) -> None:
     consumer = context.create_consumer(context.create_queue("q"))
     body: int = consumer.receive_body(str)  # error: str | None, not int
     print(body)
+    producer = session.create_producer()
+    producer.send("a str is no Message")  # error: no send(str) form
+    producer.send(message, 1, 4)  # error: deliveryMode, priority and timeToLive go together
+    context.create_producer().send("queue name", "body")  # error: a Destination goes first
     print(count, queue_name, temporary, browser_name, temporary_queue, code)
