@@ -73,7 +73,7 @@ from .message import (
     StreamMessage,
     TextMessage,
 )
-from .producer import MessageProducer
+from .producer import CompletionListener, MessageProducer
 from .rules import JMS_IBM_RETAIN, RETAIN_PUBLICATION, RULES, Rule
 from .session import Session
 
@@ -97,6 +97,7 @@ __all__ = [
     "Rule",
     "ExceptionListener",
     "ConnectionListener",
+    "CompletionListener",
     "JMSConsumer",
     "JMSContext",
     "JMSProducer",
