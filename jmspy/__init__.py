@@ -5,7 +5,6 @@ The public names are re-exported here; the modules behind them are private detai
 
 from __future__ import annotations
 
-from ._pythonic import add_snake_case_aliases
 from ._version import __version__ as __version__
 from .browser import QueueBrowser
 from .connection import (
@@ -28,8 +27,41 @@ from .destination import (
     TemporaryTopic,
     Topic,
 )
-from .errors import *  # noqa: F403 - the exception tree is part of the public API
-from .errors import ReasonCode
+
+# The whole exception tree is public (jmspy.errors.__all__; a test keeps the two lists equal).
+from .errors import (
+    IllegalArgumentException,
+    IllegalStateException,
+    IllegalStateRuntimeException,
+    InvalidClientIDException,
+    InvalidClientIDRuntimeException,
+    InvalidDestinationException,
+    InvalidDestinationRuntimeException,
+    InvalidSelectorException,
+    InvalidSelectorRuntimeException,
+    JMSError,
+    JMSException,
+    JMSRuntimeException,
+    JMSSecurityException,
+    JMSSecurityRuntimeException,
+    MessageEOFException,
+    MessageFormatException,
+    MessageFormatRuntimeException,
+    MessageNotReadableException,
+    MessageNotWriteableException,
+    MessageNotWriteableRuntimeException,
+    NumberFormatException,
+    ReasonCode,
+    ResourceAllocationException,
+    ResourceAllocationRuntimeException,
+    TransactionInDoubtException,
+    TransactionInDoubtRuntimeException,
+    TransactionInProgressException,
+    TransactionInProgressRuntimeException,
+    TransactionRolledBackException,
+    TransactionRolledBackRuntimeException,
+    UnsupportedOperationException,
+)
 from .factory import ConnectionFactory
 from .message import (
     BytesMessage,
@@ -41,35 +73,9 @@ from .message import (
     StreamMessage,
     TextMessage,
 )
-from .producer import MessageProducer
+from .producer import CompletionListener, MessageProducer
 from .rules import JMS_IBM_RETAIN, RETAIN_PUBLICATION, RULES, Rule
 from .session import Session
-
-add_snake_case_aliases(
-    [
-        ConnectionFactory,
-        Connection,
-        ConnectionMetaData,
-        Session,
-        MessageProducer,
-        MessageConsumer,
-        JMSContext,
-        JMSProducer,
-        JMSConsumer,
-        Message,
-        TextMessage,
-        BytesMessage,
-        MapMessage,
-        StreamMessage,
-        ObjectMessage,
-        Destination,
-        Queue,
-        Topic,
-        QueueBrowser,
-        TemporaryQueue,
-        TemporaryTopic,
-    ]
-)
 
 __all__ = [
     "AUTO_ACKNOWLEDGE",
@@ -91,6 +97,7 @@ __all__ = [
     "Rule",
     "ExceptionListener",
     "ConnectionListener",
+    "CompletionListener",
     "JMSConsumer",
     "JMSContext",
     "JMSProducer",
@@ -102,11 +109,42 @@ __all__ = [
     "ObjectMessage",
     "Queue",
     "QueueBrowser",
-    "ReasonCode",
     "Session",
     "StreamMessage",
     "TemporaryQueue",
     "TemporaryTopic",
     "TextMessage",
     "Topic",
+    # the exception tree (jmspy.errors), whole: ``from jmspy import *`` brings all of it
+    "ReasonCode",
+    "JMSError",
+    "JMSException",
+    "IllegalStateException",
+    "InvalidClientIDException",
+    "InvalidDestinationException",
+    "InvalidSelectorException",
+    "JMSSecurityException",
+    "MessageEOFException",
+    "MessageFormatException",
+    "MessageNotReadableException",
+    "MessageNotWriteableException",
+    "ResourceAllocationException",
+    "TransactionInProgressException",
+    "TransactionRolledBackException",
+    "TransactionInDoubtException",
+    "JMSRuntimeException",
+    "IllegalStateRuntimeException",
+    "InvalidClientIDRuntimeException",
+    "InvalidDestinationRuntimeException",
+    "InvalidSelectorRuntimeException",
+    "JMSSecurityRuntimeException",
+    "MessageFormatRuntimeException",
+    "MessageNotWriteableRuntimeException",
+    "ResourceAllocationRuntimeException",
+    "TransactionInProgressRuntimeException",
+    "TransactionRolledBackRuntimeException",
+    "TransactionInDoubtRuntimeException",
+    "IllegalArgumentException",
+    "NumberFormatException",
+    "UnsupportedOperationException",
 ]

@@ -82,7 +82,8 @@ class Wire:
         """Whether a delivery delay is honoured on ``link`` (None: not known before a link to
         the destination is attached). The decision itself is the broker profile's
         (:meth:`BrokerProfile.supports_delayed_delivery`)."""
-        return self.adapter.supports_delayed_delivery(
+        supported: bool | None = self.adapter.supports_delayed_delivery(
             self._amqp.remote_offered_capabilities,
             link.target_capabilities if link is not None else None,
         )
+        return supported

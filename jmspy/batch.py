@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from .consumer import BatchListenerLike, MessageConsumer
     from .session import Session
 
+__all__ = ["LAZY_ACK_THRESHOLD", "BatchDelivery"]
+
+
 # DUPS_OK batches: acknowledge once this many messages are pending (or when idle or closing).
 LAZY_ACK_THRESHOLD = 256
 
@@ -154,5 +157,6 @@ class BatchDelivery:
 def _oldest_arrival(buffer: Iterable[InboundDelivery]) -> float:
     """When the oldest buffered message arrived (the FIFO head, or the earliest lane head)."""
     if isinstance(buffer, collections.deque):
-        return buffer[0].arrived
+        arrived: float = buffer[0].arrived
+        return arrived
     return min(inbound.arrived for inbound in buffer)

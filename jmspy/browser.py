@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
+from ._twins.browser import QueueBrowserTwins
 from .destination import Queue
 from .errors import IllegalStateException, JMSException
 from .message import Message
@@ -17,10 +18,13 @@ if TYPE_CHECKING:
     from ._ports import SessionPort
     from .session import Session
 
+__all__ = ["QueueBrowser"]
+
+
 _browser_seq = itertools.count(1)
 
 
-class QueueBrowser:
+class QueueBrowser(QueueBrowserTwins):
     """Each ``getEnumeration()`` opens a non-destructive (distribution-mode ``copy``),
     presettled link and yields the queue's messages, in queue order, until the broker has no
     more (a drain that comes back empty)."""

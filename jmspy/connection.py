@@ -7,7 +7,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from ._amqp.provider import AmqpConnection, AmqpSender, LinkSpec
 from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the others
@@ -19,6 +19,7 @@ from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the o
 )
 from ._ports import ConnectionPort, SessionHooks
 from ._provider import Provider, ProviderSession
+from ._twins.connection import ConnectionMetaDataTwins, ConnectionTwins
 from ._version import __version__
 from ._wire import Wire
 from .adapters import BrokerProfile, choose_profile
@@ -31,6 +32,19 @@ from .errors import (
 from .failover_options import FailoverOptions
 from .options import ConnectionOptions, Endpoint
 from .session import Session
+
+__all__ = [
+    "ACKNOWLEDGE_MODES",
+    "AUTO_ACKNOWLEDGE",
+    "CLIENT_ACKNOWLEDGE",
+    "DUPS_OK_ACKNOWLEDGE",
+    "SESSION_TRANSACTED",
+    "ExceptionListener",
+    "ConnectionListener",
+    "ConnectionMetaData",
+    "Connection",
+]
+
 
 log = logging.getLogger("jmspy.connection")
 
@@ -84,7 +98,7 @@ _LISTENER_METHODS = {
 _connection_seq = itertools.count(1)
 
 
-class ConnectionMetaData:
+class ConnectionMetaData(ConnectionMetaDataTwins):
     """What the client and the broker are (``Connection.getMetaData()``)."""
 
     JMSX_PROPERTY_NAMES = ("JMSXUserID", "JMSXGroupID", "JMSXGroupSeq", "JMSXDeliveryCount")
@@ -145,10 +159,11 @@ class ConnectionMetaData:
 
     def getAdapter(self) -> str:
         """The name of the broker profile in use (see jmspy.adapters)."""
-        return self._connection.adapter.name
+        name: str = self._connection.adapter.name
+        return name
 
 
-class Connection:
+class Connection(ConnectionTwins):
     """A JMS connection: one AMQP connection with its engine thread.
 
     Created stopped. The AMQP open is sent when the connection is first used (or at once when a
@@ -429,7 +444,7 @@ class Connection:
         self._used = True
         return ConnectionMetaData(self)
 
-    def getExceptionListener(self) -> Any:
+    def getExceptionListener(self) -> ExceptionListener | Callable[[JMSException], None] | None:
         """The exception listener set with :meth:`setExceptionListener`, or None."""
         self._check_closed()
         return self._exception_listener
@@ -445,6 +460,13 @@ class Connection:
         self._check_closed()
         self._used = True
         self._exception_listener = listener
+
+    @overload
+    def createSession(self) -> Session: ...
+    @overload
+    def createSession(self, sessionMode: int, /) -> Session: ...
+    @overload
+    def createSession(self, transacted: bool, acknowledgeMode: int, /) -> Session: ...
 
     def createSession(self, *args: Any) -> Session:
         """``createSession()``, ``createSession(sessionMode)`` or

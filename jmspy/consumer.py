@@ -20,6 +20,7 @@ from ._modes import (
     SESSION_TRANSACTED,
 )
 from ._ports import ConsumerHooks
+from ._twins.consumer import MessageConsumerTwins
 from .batch import BatchDelivery
 from .dead_letter import start_forward
 from .destination import Destination, Topic
@@ -38,6 +39,15 @@ if TYPE_CHECKING:
     from ._ports import SessionPort
     from .session import Session
     from .subscription import Subscription
+
+__all__ = [
+    "MessageListener",
+    "BatchMessageListener",
+    "ListenerLike",
+    "BatchListenerLike",
+    "MessageConsumer",
+]
+
 
 log = logging.getLogger("jmspy.consumer")
 
@@ -66,7 +76,7 @@ ListenerLike = MessageListener | Callable[[Message], Any]
 BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
 
 
-class MessageConsumer(BufferedDelivery, BatchDelivery):
+class MessageConsumer(BufferedDelivery, BatchDelivery, MessageConsumerTwins):
     """Receives messages from one destination."""
 
     def __init__(
@@ -305,7 +315,7 @@ class MessageConsumer(BufferedDelivery, BatchDelivery):
 
     def _hand_over(self, inbound: InboundDelivery) -> Message:
         """Acknowledge according to the session mode as the message reaches the application."""
-        message = inbound.message
+        message: Message = inbound.message
         mode = self._port.mode
         if mode == CLIENT_ACKNOWLEDGE:
             self._port.track_unacked(inbound)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ._limits import check_receive_timeout
+from ._twins.context import JMSConsumerTwins, JMSContextTwins, JMSProducerTwins
 from .connection import (
     ACKNOWLEDGE_MODES,
     AUTO_ACKNOWLEDGE,
@@ -23,7 +24,7 @@ from .connection import (
     Connection,
     ConnectionMetaData,
 )
-from .destination import Destination, Queue, Topic
+from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from .errors import (
     IllegalStateRuntimeException,
     InvalidDestinationRuntimeException,
@@ -45,11 +46,16 @@ from .producer import MessageProducer
 from .producer_settings import ProducerSettings, validate_milliseconds
 
 if TYPE_CHECKING:
+    from .browser import QueueBrowser
     from .consumer import BatchListenerLike, ListenerLike, MessageConsumer
     from .factory import ConnectionFactory
     from .session import Session
 
+__all__ = ["JMSContext", "JMSProducer", "JMSConsumer", "runtime"]
+
+
 F = TypeVar("F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 def runtime(method: F) -> F:
@@ -86,7 +92,7 @@ class _SharedConnection:
             self.connection.close()
 
 
-class JMSContext:
+class JMSContext(JMSContextTwins):
     """A connection and a session in one object (JMS 2.0 section 2.8)."""
 
     SESSION_TRANSACTED = SESSION_TRANSACTED
@@ -245,7 +251,7 @@ class JMSContext:
         self._session_or_create().unsubscribe(name)
 
     @runtime
-    def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> Any:
+    def createBrowser(self, queue: Queue, messageSelector: str | None = None) -> QueueBrowser:
         """Browse ``queue`` without consuming, optionally filtered by a selector.
 
         See ``Session.createBrowser``; its exceptions are raised as runtime twins.
@@ -253,12 +259,12 @@ class JMSContext:
         return self._session_or_create().createBrowser(queue, messageSelector)
 
     @runtime
-    def createTemporaryQueue(self) -> Any:
+    def createTemporaryQueue(self) -> TemporaryQueue:
         """Create a queue that lives as long as the connection (or until delete())."""
         return self._session_or_create().createTemporaryQueue()
 
     @runtime
-    def createTemporaryTopic(self) -> Any:
+    def createTemporaryTopic(self) -> TemporaryTopic:
         """Create a topic that lives as long as the connection (or until delete())."""
         return self._session_or_create().createTemporaryTopic()
 
@@ -445,7 +451,7 @@ class JMSContext:
         self.close()
 
 
-class JMSProducer:
+class JMSProducer(JMSProducerTwins):
     """A lightweight producer of a JMSContext with chained setters (JMS 2.0 section 7.2).
 
     Invalid values raise from the setter itself, as the TCK requires; the delivery-delay rules
@@ -465,6 +471,19 @@ class JMSProducer:
         self._type: str | None = None
         self._reply_to: Destination | None = None
         self._async: Any = None
+
+    # The JMS forms of send (a Message, or a String, Map, byte[] or Serializable body), for
+    # type checkers; the implementation takes them all.
+    @overload
+    def send(self, destination: Destination, body: Message, /) -> JMSProducer: ...
+    @overload
+    def send(self, destination: Destination, body: str, /) -> JMSProducer: ...
+    @overload
+    def send(self, destination: Destination, body: Mapping[str, Any], /) -> JMSProducer: ...
+    @overload
+    def send(self, destination: Destination, body: bytes, /) -> JMSProducer: ...
+    @overload
+    def send(self, destination: Destination, body: object, /) -> JMSProducer: ...
 
     @runtime
     def send(self, destination: Destination, body: Any) -> JMSProducer:
@@ -664,7 +683,7 @@ class JMSProducer:
         return self._reply_to
 
 
-class JMSConsumer:
+class JMSConsumer(JMSConsumerTwins):
     """The simplified API's consumer (JMS 2.0 section 8.6)."""
 
     def __init__(self, consumer: MessageConsumer) -> None:
@@ -692,19 +711,21 @@ class JMSConsumer:
         return self._consumer.receiveNoWait()
 
     @runtime
-    def receiveBody(self, c: type, timeout: int | None = None) -> Any:
+    def receiveBody(self, c: type[_T], timeout: int | None = None) -> _T | None:
         """Receive the next message and return its body as type ``c``; ``timeout`` in milliseconds.
 
         Returns None when no message arrives in time. Raises MessageFormatRuntimeException when the
         body is not assignable to ``c``; in AUTO_ACKNOWLEDGE that message is returned again by the
         next receive, not counted as a redelivery (rule JMS-64).
         """
-        return self._receive_body(c, check_receive_timeout(timeout), no_wait=False)
+        body: _T | None = self._receive_body(c, check_receive_timeout(timeout), no_wait=False)
+        return body
 
     @runtime
-    def receiveBodyNoWait(self, c: type) -> Any:
+    def receiveBodyNoWait(self, c: type[_T]) -> _T | None:
         """As :meth:`receiveBody` for a message available now; None when there is none."""
-        return self._receive_body(c, 0.0, no_wait=True)
+        body: _T | None = self._receive_body(c, 0.0, no_wait=True)
+        return body
 
     @runtime
     def setMessageListener(self, listener: ListenerLike | None) -> None:

@@ -39,6 +39,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+__all__ = [
+    "DELIVERY_COUNT",
+    "ORIGINAL_DESTINATION",
+    "ORIGINAL_MESSAGE_ID",
+    "forward_dead_letter",
+    "start_forward",
+]
+
 ORIGINAL_DESTINATION = "JMSPY_ORIGINAL_DESTINATION"
 DELIVERY_COUNT = "JMSPY_DELIVERY_COUNT"
 ORIGINAL_MESSAGE_ID = "JMSPY_ORIGINAL_MESSAGE_ID"

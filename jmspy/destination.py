@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from jmspy._twins.destination import DestinationTwins, QueueTwins, TopicTwins
 from jmspy.errors import IllegalArgumentException, InvalidDestinationException
 from jmspy.redelivery import RedeliveryPolicy
 
@@ -82,7 +83,7 @@ def _options(name: str, values: dict[str, Any]) -> DestinationOptions:
         ) from None
 
 
-class Destination:
+class Destination(DestinationTwins):
     """Base of every destination; equal and hashed by ``(kind, name)``.
 
     Not meant to be instantiated directly: use :class:`Queue`, :class:`Topic` or a temporary
@@ -163,7 +164,7 @@ def _all_slots(cls: type) -> list[str]:
     return slots
 
 
-class Queue(Destination):
+class Queue(Destination, QueueTwins):
     """A queue (``jakarta.jms.Queue``): each message goes to one consumer.
 
     ``Queue("orders", default_delivery_delay=5000)``: keyword options are
@@ -181,7 +182,7 @@ class Queue(Destination):
         return self._name
 
 
-class Topic(Destination):
+class Topic(Destination, TopicTwins):
     """A topic (``jakarta.jms.Topic``): each message goes to every subscription.
 
     Keyword options are :class:`DestinationOptions`. An empty or missing name raises

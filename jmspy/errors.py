@@ -8,38 +8,77 @@ with the same error code, reason, rule id and linked cause.
 ::
 
     Exception
-     +-- JMSException                              (checked family)
-     |    +-- IllegalStateException
-     |    +-- InvalidClientIDException
-     |    +-- InvalidDestinationException
-     |    +-- InvalidSelectorException
-     |    +-- JMSSecurityException
-     |    +-- MessageEOFException                  (no runtime twin)
-     |    +-- MessageFormatException
-     |    +-- MessageNotReadableException          (no runtime twin)
-     |    +-- MessageNotWriteableException
-     |    +-- ResourceAllocationException
-     |    +-- TransactionInProgressException
-     |    +-- TransactionRolledBackException
-     |    +-- TransactionInDoubtException          (outcome of a commit/rollback unknown)
-     +-- JMSRuntimeException                       (runtime family)
-     |    +-- IllegalStateRuntimeException ... one twin per checked class above
+     +-- JMSError                                  (root of both JMS families; jmspy only)
+     |    +-- JMSException                         (checked family)
+     |    |    +-- IllegalStateException
+     |    |    +-- InvalidClientIDException
+     |    |    +-- InvalidDestinationException
+     |    |    +-- InvalidSelectorException
+     |    |    +-- JMSSecurityException
+     |    |    +-- MessageEOFException             (no runtime twin)
+     |    |    +-- MessageFormatException
+     |    |    +-- MessageNotReadableException     (no runtime twin)
+     |    |    +-- MessageNotWriteableException
+     |    |    +-- ResourceAllocationException
+     |    |    +-- TransactionInProgressException
+     |    |    +-- TransactionRolledBackException
+     |    |    +-- TransactionInDoubtException     (outcome of a commit/rollback unknown)
+     |    +-- JMSRuntimeException                  (runtime family)
+     |         +-- IllegalStateRuntimeException ... one twin per checked class above
      +-- IllegalArgumentException (ValueError)     java.lang.IllegalArgumentException
      |    +-- NumberFormatException                java.lang.NumberFormatException
      +-- UnsupportedOperationException             java.lang.UnsupportedOperationException
 
-Every JMS exception has ``getErrorCode()`` and ``getLinkedException()``; ``__cause__`` is the
-linked exception too, so tracebacks show it. Exceptions raised by a documented restriction also
-carry ``rule_id`` and ``reason_code`` (:class:`ReasonCode`), and their error code is the reason's
-IBM MQ name so code ported from IBM MQ keeps matching on it.
+``except JMSError`` catches both families (Java has no common root below ``Exception``; in
+Python code that calls both APIs it saves a tuple). Every JMS exception has ``getErrorCode()``
+and ``getLinkedException()`` (and the snake_case twins ``get_error_code()``, ...);
+``__cause__`` is the linked exception too, so tracebacks show it. Exceptions raised by a
+documented restriction also carry ``rule_id`` and ``reason_code`` (:class:`ReasonCode`), and
+their error code is the reason's IBM MQ name so code ported from IBM MQ keeps matching on it.
 """
 
 from __future__ import annotations
 
-import enum
+import enum as _enum
+
+from ._twins.errors import JMSErrorTwins
+
+__all__ = [
+    "ReasonCode",
+    "JMSError",
+    "JMSException",
+    "IllegalStateException",
+    "InvalidClientIDException",
+    "InvalidDestinationException",
+    "InvalidSelectorException",
+    "JMSSecurityException",
+    "MessageEOFException",
+    "MessageFormatException",
+    "MessageNotReadableException",
+    "MessageNotWriteableException",
+    "ResourceAllocationException",
+    "TransactionInProgressException",
+    "TransactionRolledBackException",
+    "TransactionInDoubtException",
+    "JMSRuntimeException",
+    "IllegalStateRuntimeException",
+    "InvalidClientIDRuntimeException",
+    "InvalidDestinationRuntimeException",
+    "InvalidSelectorRuntimeException",
+    "JMSSecurityRuntimeException",
+    "MessageFormatRuntimeException",
+    "MessageNotWriteableRuntimeException",
+    "ResourceAllocationRuntimeException",
+    "TransactionInProgressRuntimeException",
+    "TransactionRolledBackRuntimeException",
+    "TransactionInDoubtRuntimeException",
+    "IllegalArgumentException",
+    "NumberFormatException",
+    "UnsupportedOperationException",
+]
 
 
-class ReasonCode(enum.IntEnum):
+class ReasonCode(_enum.IntEnum):
     """IBM MQ reason codes used by the delivery-delay restrictions (values as MQ defines them)."""
 
     MQRC_NONE = 0
@@ -50,8 +89,12 @@ class ReasonCode(enum.IntEnum):
     MQRC_PUBLICATION_FAILURE = 2502
 
 
-class _JMSError(Exception):
-    """What both JMS families carry: reason, error code, rule id, reason code, linked cause."""
+class JMSError(Exception, JMSErrorTwins):
+    """Root of both JMS families (:class:`JMSException` and :class:`JMSRuntimeException`): what
+    they carry is here (reason, error code, rule id, reason code, linked cause).
+
+    Not in Jakarta Messaging, where the two families only share ``Exception``; ``except
+    JMSError`` catches an error of either API. Raise one of the subclasses, not this class."""
 
     def __init__(
         self,
@@ -104,7 +147,7 @@ class _JMSError(Exception):
         return int(self.reason_code) if self.reason_code is not None else None
 
 
-class JMSException(_JMSError):
+class JMSException(JMSError):
     """Root of the checked JMS exceptions (``jakarta.jms.JMSException``)."""
 
 
@@ -170,7 +213,7 @@ class TransactionInDoubtException(JMSException):
     ``JMSRedelivered=true``."""
 
 
-class JMSRuntimeException(_JMSError):
+class JMSRuntimeException(JMSError):
     """Root of the unchecked JMS exceptions (``jakarta.jms.JMSRuntimeException``); not a
     subclass of JMSException, as in Java."""
 
@@ -231,6 +274,8 @@ class UnsupportedOperationException(Exception):
     """``java.lang.UnsupportedOperationException`` (e.g. a destination on a fixed producer)."""
 
 
+# Internal (not in __all__): the simplified API converts with to_runtime; user code catches
+# JMSError, or the family it expects.
 RUNTIME_TWINS: dict[type[JMSException], type[JMSRuntimeException]] = {
     IllegalStateException: IllegalStateRuntimeException,
     InvalidClientIDException: InvalidClientIDRuntimeException,

@@ -6,15 +6,18 @@ import the other.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
+from ._twins.factory import ConnectionFactoryTwins
 from .connection import Connection
 from .context import JMSContext
 from .failover_options import ConnectionURL, FailoverOptions, parse_connection_url
 from .options import ConnectionOptions, Endpoint, build_options
 
+__all__ = ["ConnectionFactory"]
 
-class ConnectionFactory:
+
+class ConnectionFactory(ConnectionFactoryTwins):
     """Creates connections to one broker.
 
     ``ConnectionFactory("amqp://localhost:5672?jms.connectTimeout=5000", "user", "secret")``;
@@ -76,6 +79,17 @@ class ConnectionFactory:
     def __repr__(self) -> str:
         user = f", username={self._options.username!r}" if self._options.username else ""
         return f"ConnectionFactory({self._display()!r}{user})"
+
+    @overload
+    def createContext(self) -> JMSContext: ...
+    @overload
+    def createContext(self, sessionMode: int, /) -> JMSContext: ...
+    @overload
+    def createContext(self, userName: str | None, password: str | None, /) -> JMSContext: ...
+    @overload
+    def createContext(
+        self, userName: str | None, password: str | None, sessionMode: int, /
+    ) -> JMSContext: ...
 
     def createContext(self, *args: Any) -> JMSContext:
         """``createContext()``, ``createContext(sessionMode)``,

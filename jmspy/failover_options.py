@@ -26,6 +26,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import IllegalArgumentException
 from .options import Endpoint, parse_url
 
+__all__ = [
+    "FAILOVER_SCHEME",
+    "NESTED_PREFIX",
+    "PER_URI_PREFIXES",
+    "FailoverOptions",
+    "reconnect_delay_ms",
+    "ServerURI",
+    "ConnectionURL",
+    "parse_connection_url",
+]
+
+
 FAILOVER_SCHEME = "failover:"
 NESTED_PREFIX = "failover.nested."
 # Options a nested URI may carry for itself (the transport and AMQP layer of one server).

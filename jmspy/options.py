@@ -27,6 +27,9 @@ from ._limits import (
 from .errors import IllegalArgumentException
 from .redelivery import RedeliveryPolicy
 
+__all__ = ["DEFAULT_PORTS", "ConnectionOptions", "Endpoint", "parse_url", "build_options"]
+
+
 DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671}
 
 

@@ -13,6 +13,7 @@ from ._amqp.provider import InboundDelivery
 if TYPE_CHECKING:
     from ._ports import SessionPort
     from .consumer import BatchListenerLike, ListenerLike, MessageConsumer
+__all__ = ["PriorityBuffer"]
 
 
 class PriorityBuffer:
@@ -30,7 +31,8 @@ class PriorityBuffer:
 
     @staticmethod
     def _lane(inbound: InboundDelivery) -> int:
-        return 9 - min(9, max(0, inbound.message.getJMSPriority()))
+        priority: int = inbound.message.getJMSPriority()
+        return 9 - min(9, max(0, priority))
 
     def append(self, inbound: InboundDelivery) -> None:
         self._lanes[self._lane(inbound)].append(inbound)

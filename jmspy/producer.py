@@ -6,7 +6,7 @@ import itertools
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from . import rules, tracing
 from ._amqp.codec import encode_message
@@ -14,6 +14,7 @@ from ._amqp.engine import Completion
 from ._amqp.provider import ANONYMOUS_RELAY, AmqpSender, LinkSpec
 from ._limits import saturating_add
 from ._modes import SESSION_TRANSACTED
+from ._twins.producer import MessageProducerTwins
 from .destination import Destination
 from .errors import (
     IllegalArgumentException,
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from ._ports import SessionPort
     from .session import Session
 
+__all__ = ["CompletionListener", "MessageProducer", "DEFAULT_PRIORITY", "now_ms"]
+
+
 log = logging.getLogger("jmspy.producer")
 
 
@@ -54,6 +58,19 @@ def _naming_destination(exc: JMSException, destination: Destination) -> JMSExcep
     return named
 
 
+class CompletionListener(Protocol):
+    """``jakarta.jms.CompletionListener``: the outcome of an asynchronous send, called on the
+    session's completion thread (any object with these two methods will do)."""
+
+    def onCompletion(self, message: Message) -> None:
+        """Called once the broker accepted ``message`` (the asynchronous send completed)."""
+        ...
+
+    def onException(self, message: Message, exception: BaseException) -> None:
+        """Called when the send of ``message`` failed or its outcome is unknown."""
+        ...
+
+
 def _is_completion_listener(value: Any) -> bool:
     return hasattr(value, "onCompletion") and hasattr(value, "onException")
 
@@ -62,7 +79,7 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class MessageProducer:
+class MessageProducer(MessageProducerTwins):
     """Sends messages to a destination (or, when created without one, to any destination)."""
 
     def __init__(
@@ -239,6 +256,57 @@ class MessageProducer:
         return self._settings.disable_timestamp
 
     # ---- send ------------------------------------------------------------------------------
+
+    # The JMS forms of send, for type checkers; the implementation takes them all.
+    @overload
+    def send(self, message: Message, /) -> None: ...
+    @overload
+    def send(self, message: Message, completionListener: CompletionListener, /) -> None: ...
+    @overload
+    def send(
+        self, message: Message, deliveryMode: int, priority: int, timeToLive: int, /
+    ) -> None: ...
+    @overload
+    def send(
+        self,
+        message: Message,
+        deliveryMode: int,
+        priority: int,
+        timeToLive: int,
+        completionListener: CompletionListener,
+        /,
+    ) -> None: ...
+    @overload
+    def send(self, destination: Destination, message: Message, /) -> None: ...
+    @overload
+    def send(
+        self,
+        destination: Destination,
+        message: Message,
+        completionListener: CompletionListener,
+        /,
+    ) -> None: ...
+    @overload
+    def send(
+        self,
+        destination: Destination,
+        message: Message,
+        deliveryMode: int,
+        priority: int,
+        timeToLive: int,
+        /,
+    ) -> None: ...
+    @overload
+    def send(
+        self,
+        destination: Destination,
+        message: Message,
+        deliveryMode: int,
+        priority: int,
+        timeToLive: int,
+        completionListener: CompletionListener,
+        /,
+    ) -> None: ...
 
     def send(self, *args: Any) -> None:
         """``send(message[, deliveryMode, priority, timeToLive][, completionListener])`` or

@@ -17,6 +17,15 @@ from .message import DeliveryMode
 if TYPE_CHECKING:
     from .destination import Destination
 
+__all__ = [
+    "DEFAULT_PRIORITY",
+    "ProducerSettings",
+    "validate_delivery_mode",
+    "validate_priority",
+    "validate_milliseconds",
+]
+
+
 DEFAULT_PRIORITY = 4
 _VALID_MODES = (DeliveryMode.NON_PERSISTENT, DeliveryMode.PERSISTENT)
 

@@ -20,6 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import IllegalArgumentException
 
+__all__ = [
+    "AfterLastAttempt",
+    "RandomSource",
+    "DefaultRandom",
+    "RedeliveryPolicy",
+    "redelivery_delay",
+]
+
+
 # dead-letter: to where the broker keeps dead letters (its dead-letter outcome; where the
 #   broker would drop the message instead, RabbitMQ 3.x, jmspy forwards it to a dead-letter
 #   queue itself, see jmspy.dead_letter); reject: the broker's dead-letter outcome only, for a

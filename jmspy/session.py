@@ -22,6 +22,7 @@ from ._modes import (
 )
 from ._ports import ConnectionPort, ConsumerHooks, SessionHooks, SessionPort
 from ._provider import Provider, ProviderSession
+from ._twins.session import SessionTwins
 from .browser import QueueBrowser
 from .consumer import MessageConsumer
 from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
@@ -39,10 +40,13 @@ from .subscription import Subscription
 if TYPE_CHECKING:
     from .connection import Connection
 
+__all__ = ["Session"]
+
+
 log = logging.getLogger("jmspy.session")
 
 
-class Session(SessionTransactions):
+class Session(SessionTransactions, SessionTwins):
     """A single-threaded context for producing and consuming (JMS 2.0 section 6.2)."""
 
     SESSION_TRANSACTED = SESSION_TRANSACTED

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from .consumer import MessageConsumer
     from .producer import MessageProducer
 
+__all__ = ["SessionTransactions"]
+
+
 log = logging.getLogger("jmspy.session")
 
 

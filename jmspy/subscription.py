@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+__all__ = ["Subscription"]
+
 
 @dataclass(frozen=True)
 class Subscription:

@@ -73,7 +73,6 @@ _SYSTEMS = {
 F = TypeVar("F", bound=Callable[..., Any])
 G = TypeVar("G", bound=Callable[..., Any])
 
-_api: Any = None  # the imported opentelemetry modules, once loaded (see _load)
 _api_missing_logged = False
 
 
@@ -86,6 +85,9 @@ class _Api:
 
         self.trace = trace
         self.propagator = TraceContextTextMapPropagator()
+
+
+_api: _Api | None = None  # the imported opentelemetry modules, once loaded (see _load)
 
 
 def _load() -> _Api | None:

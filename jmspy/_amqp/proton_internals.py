@@ -33,7 +33,8 @@ __all__ = ["accept_and_settle", "delivery_link", "dispatch_events"]
 def delivery_link(delivery: Delivery) -> Link:
     """The link of ``delivery``, without building the session/connection wrappers that
     ``delivery.link`` builds on the way."""
-    return Link.wrap(pn_delivery_link(delivery._impl))
+    link: Link = Link.wrap(pn_delivery_link(delivery._impl))
+    return link
 
 
 def accept_and_settle(delivery: Delivery) -> None:

@@ -43,12 +43,12 @@ from .engine import Completion, Engine, EngineStopped, IdleTimeoutExpired
 from .event_loop import shared_loop
 from .links import _context_of, _LinkBase  # noqa: F401 - re-exported
 from .proton_internals import delivery_link
-from .receiver import AmqpReceiver  # noqa: F401 - re-exported
-from .sender import AmqpSender, PendingSend  # noqa: F401 - re-exported
+from .receiver import AmqpReceiver as AmqpReceiver  # re-exported
+from .sender import AmqpSender as AmqpSender  # re-exported
+from .sender import PendingSend  # noqa: F401 - re-exported
 from .session import AmqpSession, _session_context
 from .terms import (  # noqa: F401 - re-exported
     ACCEPTED_CODE,
-    ANONYMOUS_RELAY,
     CONNECTION_ESTABLISHMENT_FAILED,
     DECLARE,
     DECLARED_CODE,
@@ -65,14 +65,15 @@ from .terms import (  # noqa: F401 - re-exported
     SHARED_SUBS,
     SOLE_CONNECTION,
     TRANSACTIONAL_STATE,
-    InboundDelivery,
-    LinkSpec,
     _put_symbols,
     _symbol_array,
     _symbols_of,
     _transactional_outcome,
     error_for_condition,
 )
+from .terms import ANONYMOUS_RELAY as ANONYMOUS_RELAY  # re-exported
+from .terms import InboundDelivery as InboundDelivery  # re-exported
+from .terms import LinkSpec as LinkSpec  # re-exported
 from .tls import client_context
 from .transactions import AmqpCoordinator  # noqa: F401 - re-exported
 from .transport_events import TransportEvents
@@ -331,7 +332,7 @@ class AmqpConnection:
 
     def close_remaining_s(self) -> float:
         """What is left of the current close's deadline (a full close timeout outside one)."""
-        deadline = getattr(self._close_local, "deadline", None)
+        deadline: float | None = getattr(self._close_local, "deadline", None)
         if deadline is None:
             return self.timeout_s("close_timeout")
         return max(0.0, deadline - time.monotonic())

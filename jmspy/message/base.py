@@ -8,9 +8,10 @@ AMQP type used on the wire. This module must not import proton.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from jmspy._limits import check_java_long
+from jmspy._twins.message_base import MessageTwins
 from jmspy.destination import Destination
 from jmspy.errors import (
     IllegalArgumentException,
@@ -78,7 +79,7 @@ __all__ = ["Message"]
 _T = TypeVar("_T")
 
 
-class Message(MessageFacade):
+class Message(MessageFacade, MessageTwins):
     """A JMS message with headers and properties and no body (``jakarta.jms.Message``).
 
     The storage and the provider's surface are in :class:`MessageFacade`; application code uses
@@ -681,7 +682,7 @@ class Message(MessageFacade):
             raise MessageFormatException(
                 f"The body of a {type(self).__name__} cannot be assigned to {_cls_name(cls)}"
             )
-        return self._body_value()
+        return cast("_T | None", self._body_value())
 
     def isBodyAssignableTo(self, cls: type) -> bool:
         """Whether :meth:`getBody` could return the body as ``cls`` (always true without a body)."""

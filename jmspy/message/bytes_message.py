@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import struct
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
+from jmspy._twins.message_bytes_message import BytesMessageTwins
 from jmspy.errors import (
     MessageEOFException,
     MessageFormatException,
@@ -37,6 +38,9 @@ from jmspy.message.java import (
     _to_float32,
     _typed_object,
 )
+
+__all__ = ["BytesMessage"]
+
 
 _T = TypeVar("_T")
 
@@ -83,7 +87,7 @@ def _decode_modified_utf8(data: bytes) -> str:
         raise MessageFormatException(f"Malformed modified UTF-8 data: {exc}", linked=exc) from exc
 
 
-class BytesMessage(Message):
+class BytesMessage(Message, BytesMessageTwins):
     """A stream of uninterpreted bytes, written and read Java DataOutput/DataInput style.
 
     New messages are write-only until :meth:`reset`; received messages are read-only.
@@ -174,7 +178,7 @@ class BytesMessage(Message):
         Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
         end.
         """
-        return self._read(_S_UBYTE) != 0
+        return bool(self._read(_S_UBYTE) != 0)
 
     def readByte(self) -> int:
         """Read a signed 8-bit value from the body.
@@ -182,7 +186,7 @@ class BytesMessage(Message):
         Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
         end.
         """
-        return self._read(_S_BYTE)
+        return cast(int, self._read(_S_BYTE))
 
     def readUnsignedByte(self) -> int:
         """Read an unsigned 8-bit value (0..255) from the body.
@@ -190,7 +194,7 @@ class BytesMessage(Message):
         Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
         end.
         """
-        return self._read(_S_UBYTE)
+        return cast(int, self._read(_S_UBYTE))
 
     def readShort(self) -> int:
         """Read a signed 16-bit big-endian value from the body.
@@ -198,7 +202,7 @@ class BytesMessage(Message):
         Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
         end.
         """
-        return self._read(_S_SHORT)
+        return cast(int, self._read(_S_SHORT))
 
     def readUnsignedShort(self) -> int:
         """Read an unsigned 16-bit big-endian value (0..65535) from the body.
@@ -206,7 +210,7 @@ class BytesMessage(Message):
         Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
         end.
         """
-        return self._read(_S_USHORT)
+        return cast(int, self._read(_S_USHORT))
 
     def readChar(self) -> str:
         """Read a Java char (two bytes, big-endian) as a one-character str from the body.
@@ -222,7 +226,7 @@ class BytesMessage(Message):
         Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
         end.
         """
-        return self._read(_S_INT)
+        return cast(int, self._read(_S_INT))
 
     def readLong(self) -> int:
         """Read a signed 64-bit big-endian value from the body.
@@ -230,7 +234,7 @@ class BytesMessage(Message):
         Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
         end.
         """
-        return self._read(_S_LONG)
+        return cast(int, self._read(_S_LONG))
 
     def readFloat(self) -> float:
         """Read a 32-bit IEEE 754 float from the body.
@@ -238,7 +242,7 @@ class BytesMessage(Message):
         Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
         end.
         """
-        return self._read(_S_FLOAT)
+        return cast(float, self._read(_S_FLOAT))
 
     def readDouble(self) -> float:
         """Read a 64-bit IEEE 754 double from the body.
@@ -246,7 +250,7 @@ class BytesMessage(Message):
         Raises MessageNotReadableException before :meth:`reset` and MessageEOFException past the
         end.
         """
-        return self._read(_S_DOUBLE)
+        return cast(float, self._read(_S_DOUBLE))
 
     def readUTF(self) -> str:
         """Read a string in Java's modified UTF-8 (``DataInput.readUTF``).

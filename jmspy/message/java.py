@@ -18,6 +18,9 @@ from typing import Any
 
 from jmspy.errors import MessageFormatException, NumberFormatException
 
+__all__ = ["JavaType", "TypedValue", "JByte", "JShort", "JInt", "JLong", "JFloat", "JChar"]
+
+
 _BYTE_MIN, _BYTE_MAX = -(2**7), 2**7 - 1
 _SHORT_MIN, _SHORT_MAX = -(2**15), 2**15 - 1
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
@@ -355,7 +358,8 @@ def _as_double(jt: JavaType, v: Any) -> float:
 
 def _as_string(jt: JavaType, v: Any) -> str | None:
     if jt is _STRING or jt is _CHAR:
-        return v
+        text: str | None = v
+        return text
     if v is None:
         return None
     if jt is _BOOLEAN:
@@ -371,7 +375,8 @@ def _as_string(jt: JavaType, v: Any) -> str | None:
 
 def _as_char(jt: JavaType, v: Any) -> str:
     if jt is _CHAR:
-        return v
+        char: str = v
+        return char
     if jt is _STRING and v is None:
         # Java unboxes null to char and throws NullPointerException; TypeError is the Python
         # analogue of "None where a value is required".

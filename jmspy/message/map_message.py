@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
+from jmspy._twins.message_map_message import MapMessageTwins
 from jmspy.errors import (
     MessageFormatException,
 )
@@ -51,10 +52,13 @@ from jmspy.message.names import (
     _check_map_name,
 )
 
+__all__ = ["MapMessage"]
+
+
 _T = TypeVar("_T")
 
 
-class MapMessage(Message):
+class MapMessage(Message, MapMessageTwins):
     """Name/value pairs with typed values (JMS 3.11.3 conversions)."""
 
     jms_msg_type: ClassVar[int] = 2

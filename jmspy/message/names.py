@@ -11,6 +11,25 @@ from typing import Any
 
 from jmspy.errors import IllegalArgumentException
 
+__all__ = [
+    "DeliveryMode",
+    "DEFAULT_PRIORITY",
+    "DEFAULT_DELIVERY_MODE",
+    "DEFAULT_TIME_TO_LIVE",
+    "DEFAULT_DELIVERY_DELAY",
+    "PYTHON_SERIALIZED_CONTENT_TYPE",
+    "JAVA_SERIALIZED_CONTENT_TYPE",
+    "JMSX_GROUP_ID",
+    "JMSX_GROUP_SEQ",
+    "JMSX_USER_ID",
+    "JMSX_DELIVERY_COUNT",
+    "JMS_AMQP_TTL",
+    "JMS_AMQP_REPLY_TO_GROUP_ID",
+    "JMS_AMQP_TYPED_ENCODING",
+    "JMS_AMQP_ACK_TYPE",
+    "JMS_AMQP_PREFIX",
+]
+
 
 class DeliveryMode:
     """The JMS delivery modes (``jakarta.jms.DeliveryMode``): NON_PERSISTENT (1) and PERSISTENT (2).

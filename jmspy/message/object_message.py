@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pickle
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
+from jmspy._twins.message_object_message import ObjectMessageTwins
 from jmspy.errors import (
     MessageFormatException,
 )
@@ -20,10 +21,13 @@ from jmspy.message.names import (
 )
 from jmspy.message.pickle_policy import _DEFAULT_POLICY, DeserializationPolicy, _PolicyUnpickler
 
+__all__ = ["ObjectMessage"]
+
+
 _T = TypeVar("_T")
 
 
-class ObjectMessage(Message):
+class ObjectMessage(Message, ObjectMessageTwins):
     """A message whose body is one Python object, pickled when set.
 
     The object is pickled (protocol 5) by :meth:`setObject`, so later changes to it do not
@@ -194,7 +198,7 @@ class ObjectMessage(Message):
                 f"ObjectMessage body of type {type(obj).__name__} cannot be assigned to "
                 f"{_cls_name(cls)}"
             )
-        return obj
+        return cast("_T | None", obj)
 
     def isBodyAssignableTo(self, cls: type) -> bool:
         """Whether :meth:`getBody` could return the body as ``cls``.

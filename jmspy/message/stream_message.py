@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
+from jmspy._twins.message_stream_message import StreamMessageTwins
 from jmspy.errors import (
     MessageEOFException,
     MessageFormatException,
@@ -52,12 +53,15 @@ from jmspy.message.java import (
     _typed_object,
 )
 
+__all__ = ["StreamMessage"]
+
+
 _T = TypeVar("_T")
 
 _NO_BYTES_IN_FLIGHT = -1
 
 
-class StreamMessage(Message):
+class StreamMessage(Message, StreamMessageTwins):
     """A sequence of typed values, written then read in order (JMS 3.11.3 conversions)."""
 
     jms_msg_type: ClassVar[int] = 4

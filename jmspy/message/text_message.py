@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
+from jmspy._twins.message_text_message import TextMessageTwins
 from jmspy.errors import (
     MessageFormatException,
 )
 from jmspy.message.base import Message, _assignable
 
+__all__ = ["TextMessage"]
+
+
 _T = TypeVar("_T")
 
 
-class TextMessage(Message):
+class TextMessage(Message, TextMessageTwins):
     """A message whose body is a string (``jakarta.jms.TextMessage``).
 
     On the wire the body is an ``amqp-value`` string section (rule WM-12).

@@ -48,6 +48,9 @@ from .tree import (
     _Not,
 )
 
+__all__ = ["ValueFn", "CondFn"]
+
+
 ValueFn = Callable[[Message], TypedValue]
 CondFn = Callable[[Message], "bool | None"]
 
@@ -367,9 +370,9 @@ def _between(node: _Between) -> CondFn:
                     return False  # not a number: unlike types, FALSE either way
                 floating = r >= 2
                 if floating is lo_floating and floating is hi_floating:
-                    if negated:
-                        return v < lo_v or v > hi_v
-                    return lo_v <= v <= hi_v
+                    # Not "not inside": NaN is neither inside nor outside.
+                    result: bool = (v < lo_v or v > hi_v) if negated else (lo_v <= v <= hi_v)
+                    return result
                 if negated:
                     return _compare(lt, True, t, v, lo_t, lo_v) or _compare(
                         gt, True, t, v, hi_t, hi_v

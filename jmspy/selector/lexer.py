@@ -13,6 +13,8 @@ from jmspy.message import JavaType
 
 from .numeric import _DOUBLE, _FLOAT, _LONG, _f32
 
+__all__ = ["SelectorParseError"]
+
 
 class SelectorParseError(InvalidSelectorException):
     """An invalid selector: ``selector`` is the text, ``position`` the 0-based offset of the

@@ -8,6 +8,9 @@ import re
 from collections.abc import Callable
 from typing import cast
 
+__all__: list[str] = []  # internal to the selector package
+
+
 # A fixed-length piece of a pattern between '%' wildcards: a literal str, or a compiled regex
 # when it contains '_'.
 _Segment = str | re.Pattern[str]

@@ -32,6 +32,34 @@ from jmspy.message.java import (
 )
 from jmspy.message.java import _to_float32 as _f32
 
+# What the other selector modules use (some of it the message model's Java types, re-exported);
+# nothing here is public API.
+__all__ = [
+    "TypedValue",
+    "_ARITH",
+    "_BOOLEAN",
+    "_CMP_OPS",
+    "_DOUBLE",
+    "_FLOAT",
+    "_INT",
+    "_INT_MAX",
+    "_INT_MIN",
+    "_LONG",
+    "_LONG_MAX",
+    "_LONG_MIN",
+    "_NEGATE",
+    "_NULL",
+    "_OBJECT",
+    "_ORDERING",
+    "_PROMOTED",
+    "_RANK",
+    "_STRING",
+    "_SWAPPED",
+    "_compare",
+    "_f32",
+    "_i2f",
+]
+
 _NULL: TypedValue = (_OBJECT, None)
 
 

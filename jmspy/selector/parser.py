@@ -35,6 +35,8 @@ from .tree import (
     _Not,
 )
 
+__all__: list[str] = []  # internal to the selector package
+
 
 class _Parser:
     def __init__(self, text: str) -> None:

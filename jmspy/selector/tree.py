@@ -11,6 +11,9 @@ from jmspy.message import JavaType
 
 from .numeric import _BOOLEAN, _STRING
 
+__all__: list[str] = []  # internal to the selector package
+
+
 # Static kinds: "num", "str", "bool" when known at parse time, "any" for identifiers.
 _KIND_NAMES = {"num": "a numeric", "str": "a string", "bool": "a boolean", "any": "an identifier"}
 

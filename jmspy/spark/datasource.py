@@ -57,6 +57,17 @@ else:
             pass
 
 
+__all__ = [
+    "WRITE_TYPES",
+    "JmsDataSource",
+    "JmsBatchReader",
+    "JmsStreamReader",
+    "JmsCommitMessage",
+    "JmsBatchWriter",
+    "JmsStreamWriter",
+]
+
+
 log = logging.getLogger("jmspy.spark")
 
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
