@@ -32,6 +32,7 @@ from .errors import (
 from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 from .producer import MessageProducer
 from .selector import parse_selector
+from .session_dispatch import SessionDispatch
 from .session_transactions import SessionTransactions
 from .subscription import Subscription
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("jmspy.session")
 
 
-class Session(SessionTransactions):
+class Session(SessionDispatch, SessionTransactions):
     """A single-threaded context for producing and consuming (JMS 2.0 section 6.2)."""
 
     SESSION_TRANSACTED = SESSION_TRANSACTED
@@ -249,75 +250,6 @@ class Session(SessionTransactions):
                 f"Illegal invocation from CompletionListener callback: {what} must not be "
                 "called from a completion listener of the same session"
             )
-
-    def _has_listener(self) -> bool:
-        return any(
-            h.has_listener() or h.has_batch_listener() for h in list(self._consumer_hooks.values())
-        )
-
-    def _ensure_dispatcher(self) -> None:
-        if self._dispatcher is None:
-            self._dispatcher = threading.Thread(
-                target=self._dispatch_loop, name=f"jmspy-session-{self._seq}", daemon=True
-            )
-            self._dispatcher.start()
-
-    def _signal_ready(self, consumer: MessageConsumer, count: int = 1) -> None:
-        for _ in range(count):
-            self._ready.put(consumer)
-
-    def _dispatch_loop(self) -> None:
-        connection = self._connection_port
-        while True:
-            # Batch listeners waiting to fill a batch need a wake-up at their deadline.
-            timeout = None
-            if self._batch_deadlines:
-                timeout = max(0.0, min(self._batch_deadlines.values()) - time.monotonic())
-            try:
-                consumer = self._ready.get(timeout=timeout)
-            except queue.Empty:
-                now = time.monotonic()
-                due = [c for c, d in self._batch_deadlines.items() if d <= now]
-                for c in due:
-                    del self._batch_deadlines[c]
-                consumer = due[0] if due else None
-                for c in due[1:]:
-                    self._ready.put(c)
-                if consumer is None:
-                    continue
-            if consumer is None:
-                return
-            if not connection.wait_started(lambda: None):
-                return
-            try:
-                with self._delivery_lock:
-                    if not connection.started():
-                        # Stopped between the wait and the lock: keep the work for later.
-                        self._ready.put(consumer)
-                        continue
-                    if self._closed:
-                        return
-                    hooks = self._consumer_hooks.get(consumer)
-                    if hooks is None:
-                        continue  # closed since it was queued
-                    if hooks.has_batch_listener():
-                        deadline = hooks.dispatch_batch()
-                        if deadline is not None:
-                            self._batch_deadlines[consumer] = deadline
-                        else:
-                            self._batch_deadlines.pop(consumer, None)
-                    else:
-                        hooks.dispatch_one()
-            except BaseException:  # noqa: BLE001 - SystemExit too: never a silent stop
-                # A dispatch failure must never kill the session's thread silently.
-                log.exception("message dispatch failed on session %s", self._seq)
-
-    def _wait_for_listener(self) -> None:
-        """Return once no listener of this session is running (used by stop and close)."""
-        if self._dispatcher is threading.current_thread():
-            return
-        with self._delivery_lock:
-            pass
 
     def _on_connection_started(self) -> None:
         for hooks in list(self._consumer_hooks.values()):
