@@ -8,13 +8,11 @@ shared by the contexts made from one another, and auto-start on the first consum
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._limits import check_receive_timeout
-from ._twins.context import JMSConsumerTwins, JMSContextTwins, JMSProducerTwins
+from ._runtime import runtime
+from ._twins.context import JMSContextTwins
 from .connection import (
     ACKNOWLEDGE_MODES,
     AUTO_ACKNOWLEDGE,
@@ -27,12 +25,11 @@ from .connection import (
 from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from .errors import (
     IllegalStateRuntimeException,
-    InvalidDestinationRuntimeException,
     JMSException,
     JMSRuntimeException,
-    MessageFormatRuntimeException,
-    to_runtime,
 )
+from .jms_consumer import JMSConsumer
+from .jms_producer import JMSProducer
 from .message import (
     BytesMessage,
     MapMessage,
@@ -40,35 +37,19 @@ from .message import (
     ObjectMessage,
     StreamMessage,
     TextMessage,
-    message_for_body,
 )
 from .producer import MessageProducer
-from .producer_settings import ProducerSettings, validate_milliseconds
 
 if TYPE_CHECKING:
     from .browser import QueueBrowser
-    from .consumer import BatchListenerLike, ListenerLike, MessageConsumer
+    from .consumer import MessageConsumer
     from .factory import ConnectionFactory
     from .session import Session
 
-__all__ = ["JMSContext", "JMSProducer", "JMSConsumer", "runtime"]
+# JMSProducer and JMSConsumer live in their own modules; this module keeps exporting them.
+__all__ = ["JMSConsumer", "JMSContext", "JMSProducer", "runtime"]
 
-
-F = TypeVar("F", bound=Callable[..., Any])
 _T = TypeVar("_T")
-
-
-def runtime(method: F) -> F:
-    """Raise the runtime twin of any checked JMS exception, as the simplified API must."""
-
-    @functools.wraps(method)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(*args, **kwargs)
-        except JMSException as exc:
-            raise to_runtime(exc) from exc
-
-    return wrapper  # type: ignore[return-value]
 
 
 class _SharedConnection:
@@ -449,344 +430,3 @@ class JMSContext(JMSContextTwins):
     def __exit__(self, *exc_info: object) -> None:
         """Leave a ``with`` block: :meth:`close` the context, whatever happened inside."""
         self.close()
-
-
-class JMSProducer(JMSProducerTwins):
-    """A lightweight producer of a JMSContext with chained setters (JMS 2.0 section 7.2).
-
-    Invalid values raise from the setter itself, as the TCK requires; the delivery-delay rules
-    (DD-1, DD-2, DD-11, DD-14) raise their runtime exceptions with the rule's reason code.
-    """
-
-    def __init__(
-        self, check_closed: Callable[[], None], producer: Callable[[], MessageProducer]
-    ) -> None:
-        # Handles given by the context: its closed check and its anonymous producer (created
-        # on first use), through which every JMSProducer of the context sends.
-        self._check_context_closed = check_closed
-        self._producer = producer
-        self._settings = ProducerSettings()
-        self._properties: dict[str, Any] = {}
-        self._correlation_id: str | bytes | None = None
-        self._type: str | None = None
-        self._reply_to: Destination | None = None
-        self._async: Any = None
-
-    # The JMS forms of send (a Message, or a String, Map, byte[] or Serializable body), for
-    # type checkers; the implementation takes them all.
-    @overload
-    def send(self, destination: Destination, body: Message, /) -> JMSProducer: ...
-    @overload
-    def send(self, destination: Destination, body: str, /) -> JMSProducer: ...
-    @overload
-    def send(self, destination: Destination, body: Mapping[str, Any], /) -> JMSProducer: ...
-    @overload
-    def send(self, destination: Destination, body: bytes, /) -> JMSProducer: ...
-    @overload
-    def send(self, destination: Destination, body: object, /) -> JMSProducer: ...
-
-    @runtime
-    def send(self, destination: Destination, body: Any) -> JMSProducer:
-        """Send a Message, or a str/bytes/dict/object body wrapped in the matching type."""
-        self._check_context_closed()
-        message = body if isinstance(body, Message) else message_for_body(body)
-        for name, value in self._properties.items():
-            message.setObjectProperty(name, value)
-        if self._correlation_id is not None:
-            if isinstance(self._correlation_id, bytes):
-                message.setJMSCorrelationIDAsBytes(self._correlation_id)
-            else:
-                message.setJMSCorrelationID(self._correlation_id)
-        if self._type is not None:
-            message.setJMSType(self._type)
-        if self._reply_to is not None:
-            message.setJMSReplyTo(self._reply_to)
-        producer = self._producer()
-        if destination is None:
-            raise InvalidDestinationRuntimeException("Destination must not be null")
-        producer.send_with(self._settings, destination, message, self._async)
-        return self
-
-    # ---- settings (chained) ------------------------------------------------------------
-
-    @runtime
-    def setDeliveryMode(self, deliveryMode: int) -> JMSProducer:
-        """Set the delivery mode; returns this producer.
-
-        ``DeliveryMode.PERSISTENT`` or ``NON_PERSISTENT``; any other value raises
-        JMSRuntimeException (rule JMS-44).
-        """
-        self._settings.set_delivery_mode(deliveryMode)
-        return self
-
-    def getDeliveryMode(self) -> int:
-        """The delivery mode (PERSISTENT unless set)."""
-        return self._settings.delivery_mode
-
-    @runtime
-    def setPriority(self, priority: int) -> JMSProducer:
-        """Set the priority, 0 to 9 (rule DD-14); returns this producer.
-
-        Raises JMSRuntimeException naming the value when out of range (JMS-44).
-        """
-        self._settings.set_priority(priority)
-        return self
-
-    def getPriority(self) -> int:
-        """The priority (4 unless set)."""
-        return self._settings.priority
-
-    @runtime
-    def setTimeToLive(self, timeToLive: int) -> JMSProducer:
-        """Set the time to live in milliseconds (0: no expiry); returns this producer.
-
-        Raises JMSRuntimeException for a negative or non-integer value, and with MQRC_EXPIRY_ERROR
-        when shorter than a non-zero delivery delay (DD-2).
-        """
-        self._settings.set_time_to_live(timeToLive)
-        return self
-
-    def getTimeToLive(self) -> int:
-        """The time to live in milliseconds (0: no expiry)."""
-        return self._settings.time_to_live
-
-    @runtime
-    def setDeliveryDelay(self, deliveryDelay: int) -> JMSProducer:
-        """Set the delivery delay in milliseconds; returns this producer.
-
-        Raises JMSRuntimeException for a negative or non-integer value; with MQRC_OPTIONS_ERROR
-        above the factory's maximum (DD-11), MQRC_EXPIRY_ERROR when longer than a non-zero time to
-        live (DD-2), MQRC_FUNCTION_NOT_SUPPORTED when the broker is known to have no delayed
-        delivery (DD-1; otherwise at send).
-        """
-        delay = validate_milliseconds("deliveryDelay", deliveryDelay)
-        # DD-11 and, where support is already known (the broker profile, or the anonymous
-        # relay link), DD-1 at the setter; per-destination links are checked at send.
-        self._producer().check_delivery_delay(delay, relay=True)
-        self._settings.set_delivery_delay(delay)
-        return self
-
-    def getDeliveryDelay(self) -> int:
-        """The delivery delay in milliseconds (0 unless set)."""
-        return self._settings.delivery_delay
-
-    def setDisableMessageID(self, value: bool) -> JMSProducer:
-        """When true, sent messages carry no JMSMessageID (JMS-41); returns this producer."""
-        self._settings.disable_message_id = bool(value)
-        return self
-
-    def getDisableMessageID(self) -> bool:
-        """Whether message ids are disabled."""
-        return self._settings.disable_message_id
-
-    def setDisableMessageTimestamp(self, value: bool) -> JMSProducer:
-        """When true, sent messages carry no JMSTimestamp (JMS-41); returns this producer."""
-        self._settings.disable_timestamp = bool(value)
-        return self
-
-    def getDisableMessageTimestamp(self) -> bool:
-        """Whether message timestamps are disabled."""
-        return self._settings.disable_timestamp
-
-    def setAsync(self, completionListener: Any) -> JMSProducer:
-        """Send asynchronously, reporting to ``completionListener`` (None: synchronous sends).
-
-        The listener's ``onCompletion``/``onException`` run on the session's completion thread.
-        Returns this producer.
-        """
-        self._async = completionListener
-        return self
-
-    def getAsync(self) -> Any:
-        """The completion listener set with :meth:`setAsync`, or None."""
-        return self._async
-
-    @runtime
-    def setProperty(self, name: str, value: Any) -> JMSProducer:
-        """Set an application property added to every message sent; returns this producer.
-
-        Raises IllegalArgumentException for a null or empty name and MessageFormatRuntimeException
-        for a value of an unsupported type (rule JMS-45).
-        """
-        # Validate name and type now, with a scratch message, so errors come from the setter.
-        probe = Message()
-        try:
-            probe.setObjectProperty(name, value)
-        except JMSException as exc:
-            raise MessageFormatRuntimeException(exc.reason, exc.error_code, exc) from exc
-        self._properties[name] = value
-        return self
-
-    def clearProperties(self) -> JMSProducer:
-        """Remove every property set on this producer; returns this producer."""
-        self._properties.clear()
-        return self
-
-    def propertyExists(self, name: str) -> bool:
-        """Whether a property ``name`` is set on this producer."""
-        return name in self._properties
-
-    def getPropertyNames(self) -> set[str]:
-        """The names of the properties set on this producer."""
-        return set(self._properties)
-
-    def getObjectProperty(self, name: str) -> Any:
-        """The value of property ``name`` as set, or None."""
-        return self._properties.get(name)
-
-    @runtime
-    def setJMSCorrelationID(self, correlationID: str | None) -> JMSProducer:
-        """Set the JMSCorrelationID of messages sent; returns this producer.
-
-        It replaces the message's own (JMS-46).
-        """
-        self._correlation_id = correlationID
-        return self
-
-    def getJMSCorrelationID(self) -> str | None:
-        """The correlation id set as a string, or None."""
-        cid = self._correlation_id
-        return cid if not isinstance(cid, bytes) else None
-
-    def setJMSCorrelationIDAsBytes(self, correlationID: bytes | None) -> JMSProducer:
-        """Set the JMSCorrelationID as bytes for messages sent (JMS-46); returns this producer."""
-        self._correlation_id = None if correlationID is None else bytes(correlationID)
-        return self
-
-    def getJMSCorrelationIDAsBytes(self) -> bytes | None:
-        """The correlation id set as bytes, or None."""
-        cid = self._correlation_id
-        return cid if isinstance(cid, bytes) else None
-
-    def setJMSType(self, type: str | None) -> JMSProducer:
-        """Set the JMSType of messages sent; returns this producer.
-
-        It replaces the message's own (JMS-46).
-        """
-        self._type = type
-        return self
-
-    def getJMSType(self) -> str | None:
-        """The JMSType set, or None."""
-        return self._type
-
-    def setJMSReplyTo(self, replyTo: Destination | None) -> JMSProducer:
-        """Set the JMSReplyTo of messages sent; returns this producer.
-
-        It replaces the message's own (JMS-46).
-        """
-        self._reply_to = replyTo
-        return self
-
-    def getJMSReplyTo(self) -> Destination | None:
-        """The JMSReplyTo set, or None."""
-        return self._reply_to
-
-
-class JMSConsumer(JMSConsumerTwins):
-    """The simplified API's consumer (JMS 2.0 section 8.6)."""
-
-    def __init__(self, consumer: MessageConsumer) -> None:
-        self._consumer = consumer
-        # receiveBody is JMSConsumer-only (JMS 2.0): it wraps the classic consumer's receive
-        # loop, which is not public on MessageConsumer. One reach-in, here.
-        self._receive_body = consumer._receive_body
-
-    @runtime
-    def receive(self, timeout: int | None = None) -> Message | None:
-        """Wait for a message; ``timeout`` in milliseconds.
-
-        None or 0 waits until one arrives or the consumer closes. Returns None when the time runs
-        out or the consumer is closed (JMS-59). Raises IllegalStateRuntimeException with a listener
-        on the session, JMSRuntimeException for an invalid timeout.
-        """
-        return self._consumer.receive(timeout)
-
-    @runtime
-    def receiveNoWait(self) -> Message | None:
-        """Return a message available now, or None.
-
-        Before returning None it drains the broker, as ``MessageConsumer.receiveNoWait``.
-        """
-        return self._consumer.receiveNoWait()
-
-    @runtime
-    def receiveBody(self, c: type[_T], timeout: int | None = None) -> _T | None:
-        """Receive the next message and return its body as type ``c``; ``timeout`` in milliseconds.
-
-        Returns None when no message arrives in time. Raises MessageFormatRuntimeException when the
-        body is not assignable to ``c``; in AUTO_ACKNOWLEDGE that message is returned again by the
-        next receive, not counted as a redelivery (rule JMS-64).
-        """
-        body: _T | None = self._receive_body(c, check_receive_timeout(timeout), no_wait=False)
-        return body
-
-    @runtime
-    def receiveBodyNoWait(self, c: type[_T]) -> _T | None:
-        """As :meth:`receiveBody` for a message available now; None when there is none."""
-        body: _T | None = self._receive_body(c, 0.0, no_wait=True)
-        return body
-
-    @runtime
-    def setMessageListener(self, listener: ListenerLike | None) -> None:
-        """Deliver messages to ``listener`` on the session's dispatch thread.
-
-        None removes the listener (JMS-61).
-        """
-        self._consumer.setMessageListener(listener)
-
-    @runtime
-    def getMessageListener(self) -> ListenerLike | None:
-        """The message listener, or None."""
-        return self._consumer.getMessageListener()
-
-    @runtime
-    def setBatchMessageListener(
-        self, listener: BatchListenerLike | None, batchSize: int = 1, batchTimeout: int = 0
-    ) -> None:
-        """Deliver messages to ``listener.onMessages(list)`` in batches (JMS_SPEC-36).
-
-        Args:
-            listener: The batch listener, or None to remove it.
-            batchSize: At most this many messages per batch (BL-1), an integer >= 1.
-            batchTimeout: Milliseconds a partial batch waits for more (BL-2); 0 delivers what is
-                available at once (BL-3).
-
-        Raises:
-            IllegalArgumentException: An invalid batchSize or batchTimeout (BL-5).
-            IllegalStateRuntimeException: A MessageListener is set, or the consumer is closed.
-        """
-        self._consumer.setBatchMessageListener(listener, batchSize, batchTimeout)
-
-    @runtime
-    def getBatchMessageListener(self) -> BatchListenerLike | None:
-        """The batch listener, or None."""
-        return self._consumer.getBatchMessageListener()
-
-    @runtime
-    def getMessageSelector(self) -> str | None:
-        """The consumer's message selector, or None."""
-        return self._consumer.getMessageSelector()
-
-    @runtime
-    def close(self) -> None:
-        """Close the consumer; idempotent.
-
-        A blocked receive returns None; see ``MessageConsumer.close``.
-        """
-        self._consumer.close()
-
-    def __enter__(self) -> JMSConsumer:
-        """Enter a ``with`` block; returns this consumer."""
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        """Leave a ``with`` block: :meth:`close` the consumer, whatever happened inside."""
-        self.close()
-
-    def __iter__(self) -> Any:
-        """Iterate over messages until the consumer is closed (``for m in consumer``).
-
-        Each step is a blocking :meth:`receive`; checked exceptions are not converted here.
-        """
-        return iter(self._consumer)

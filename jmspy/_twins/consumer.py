@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from jmspy.consumer import BatchListenerLike, ListenerLike
     from jmspy.destination import Destination
     from jmspy.message.base import Message
-    from jmspy.redelivery import RedeliveryPolicy
 
 
 class MessageConsumerTwins:
@@ -26,10 +25,6 @@ class MessageConsumerTwins:
     if TYPE_CHECKING:
         # The camelCase methods the twins call, as the API class defines them (mypy
         # checks the class against these).
-
-        def setRedeliveryPolicy(self, policy: RedeliveryPolicy | None) -> None: ...
-
-        def getRedeliveryPolicy(self) -> RedeliveryPolicy: ...
 
         def getMessageSelector(self) -> str | None: ...
 
@@ -52,14 +47,6 @@ class MessageConsumerTwins:
         def getBatchMessageListener(self) -> BatchListenerLike | None: ...
 
         def receiveNoWait(self) -> Message | None: ...
-
-    def set_redelivery_policy(self, policy: RedeliveryPolicy | None) -> None:
-        """Twin of :meth:`MessageConsumer.setRedeliveryPolicy` (calls it by name)."""
-        self.setRedeliveryPolicy(policy)
-
-    def get_redelivery_policy(self) -> RedeliveryPolicy:
-        """Twin of :meth:`MessageConsumer.getRedeliveryPolicy` (calls it by name)."""
-        return self.getRedeliveryPolicy()
 
     def get_message_selector(self) -> str | None:
         """Twin of :meth:`MessageConsumer.getMessageSelector` (calls it by name)."""

@@ -13,7 +13,6 @@ __all__ = ["MessageTwins"]
 if TYPE_CHECKING:
     from typing import Any
 
-    from jmspy.destination import Destination
     from jmspy.message.base import _T
 
 
@@ -26,54 +25,6 @@ class MessageTwins:
     if TYPE_CHECKING:
         # The camelCase methods the twins call, as the API class defines them (mypy
         # checks the class against these).
-
-        def getJMSMessageID(self) -> str | None: ...
-
-        def setJMSMessageID(self, value: str | None) -> None: ...
-
-        def getJMSTimestamp(self) -> int: ...
-
-        def setJMSTimestamp(self, value: int) -> None: ...
-
-        def getJMSCorrelationID(self) -> str | None: ...
-
-        def setJMSCorrelationID(self, value: str | None) -> None: ...
-
-        def getJMSCorrelationIDAsBytes(self) -> bytes | None: ...
-
-        def setJMSCorrelationIDAsBytes(self, value: bytes | bytearray | None) -> None: ...
-
-        def getJMSReplyTo(self) -> Destination | None: ...
-
-        def setJMSReplyTo(self, value: Destination | None) -> None: ...
-
-        def getJMSDestination(self) -> Destination | None: ...
-
-        def setJMSDestination(self, value: Destination | None) -> None: ...
-
-        def getJMSDeliveryMode(self) -> int: ...
-
-        def setJMSDeliveryMode(self, value: int) -> None: ...
-
-        def getJMSRedelivered(self) -> bool: ...
-
-        def setJMSRedelivered(self, value: bool) -> None: ...
-
-        def getJMSType(self) -> str | None: ...
-
-        def setJMSType(self, value: str | None) -> None: ...
-
-        def getJMSExpiration(self) -> int: ...
-
-        def setJMSExpiration(self, value: int) -> None: ...
-
-        def getJMSDeliveryTime(self) -> int: ...
-
-        def setJMSDeliveryTime(self, value: int) -> None: ...
-
-        def getJMSPriority(self) -> int: ...
-
-        def setJMSPriority(self, value: int) -> None: ...
 
         def propertyExists(self, name: str) -> bool: ...
 
@@ -122,102 +73,6 @@ class MessageTwins:
         def getBody(self, cls: type[_T]) -> _T | None: ...
 
         def isBodyAssignableTo(self, cls: type) -> bool: ...
-
-    def get_jms_message_id(self) -> str | None:
-        """Twin of :meth:`Message.getJMSMessageID` (calls it by name)."""
-        return self.getJMSMessageID()
-
-    def set_jms_message_id(self, value: str | None) -> None:
-        """Twin of :meth:`Message.setJMSMessageID` (calls it by name)."""
-        self.setJMSMessageID(value)
-
-    def get_jms_timestamp(self) -> int:
-        """Twin of :meth:`Message.getJMSTimestamp` (calls it by name)."""
-        return self.getJMSTimestamp()
-
-    def set_jms_timestamp(self, value: int) -> None:
-        """Twin of :meth:`Message.setJMSTimestamp` (calls it by name)."""
-        self.setJMSTimestamp(value)
-
-    def get_jms_correlation_id(self) -> str | None:
-        """Twin of :meth:`Message.getJMSCorrelationID` (calls it by name)."""
-        return self.getJMSCorrelationID()
-
-    def set_jms_correlation_id(self, value: str | None) -> None:
-        """Twin of :meth:`Message.setJMSCorrelationID` (calls it by name)."""
-        self.setJMSCorrelationID(value)
-
-    def get_jms_correlation_id_as_bytes(self) -> bytes | None:
-        """Twin of :meth:`Message.getJMSCorrelationIDAsBytes` (calls it by name)."""
-        return self.getJMSCorrelationIDAsBytes()
-
-    def set_jms_correlation_id_as_bytes(self, value: bytes | bytearray | None) -> None:
-        """Twin of :meth:`Message.setJMSCorrelationIDAsBytes` (calls it by name)."""
-        self.setJMSCorrelationIDAsBytes(value)
-
-    def get_jms_reply_to(self) -> Destination | None:
-        """Twin of :meth:`Message.getJMSReplyTo` (calls it by name)."""
-        return self.getJMSReplyTo()
-
-    def set_jms_reply_to(self, value: Destination | None) -> None:
-        """Twin of :meth:`Message.setJMSReplyTo` (calls it by name)."""
-        self.setJMSReplyTo(value)
-
-    def get_jms_destination(self) -> Destination | None:
-        """Twin of :meth:`Message.getJMSDestination` (calls it by name)."""
-        return self.getJMSDestination()
-
-    def set_jms_destination(self, value: Destination | None) -> None:
-        """Twin of :meth:`Message.setJMSDestination` (calls it by name)."""
-        self.setJMSDestination(value)
-
-    def get_jms_delivery_mode(self) -> int:
-        """Twin of :meth:`Message.getJMSDeliveryMode` (calls it by name)."""
-        return self.getJMSDeliveryMode()
-
-    def set_jms_delivery_mode(self, value: int) -> None:
-        """Twin of :meth:`Message.setJMSDeliveryMode` (calls it by name)."""
-        self.setJMSDeliveryMode(value)
-
-    def get_jms_redelivered(self) -> bool:
-        """Twin of :meth:`Message.getJMSRedelivered` (calls it by name)."""
-        return self.getJMSRedelivered()
-
-    def set_jms_redelivered(self, value: bool) -> None:
-        """Twin of :meth:`Message.setJMSRedelivered` (calls it by name)."""
-        self.setJMSRedelivered(value)
-
-    def get_jms_type(self) -> str | None:
-        """Twin of :meth:`Message.getJMSType` (calls it by name)."""
-        return self.getJMSType()
-
-    def set_jms_type(self, value: str | None) -> None:
-        """Twin of :meth:`Message.setJMSType` (calls it by name)."""
-        self.setJMSType(value)
-
-    def get_jms_expiration(self) -> int:
-        """Twin of :meth:`Message.getJMSExpiration` (calls it by name)."""
-        return self.getJMSExpiration()
-
-    def set_jms_expiration(self, value: int) -> None:
-        """Twin of :meth:`Message.setJMSExpiration` (calls it by name)."""
-        self.setJMSExpiration(value)
-
-    def get_jms_delivery_time(self) -> int:
-        """Twin of :meth:`Message.getJMSDeliveryTime` (calls it by name)."""
-        return self.getJMSDeliveryTime()
-
-    def set_jms_delivery_time(self, value: int) -> None:
-        """Twin of :meth:`Message.setJMSDeliveryTime` (calls it by name)."""
-        self.setJMSDeliveryTime(value)
-
-    def get_jms_priority(self) -> int:
-        """Twin of :meth:`Message.getJMSPriority` (calls it by name)."""
-        return self.getJMSPriority()
-
-    def set_jms_priority(self, value: int) -> None:
-        """Twin of :meth:`Message.setJMSPriority` (calls it by name)."""
-        self.setJMSPriority(value)
 
     def property_exists(self, name: str) -> bool:
         """Twin of :meth:`Message.propertyExists` (calls it by name)."""

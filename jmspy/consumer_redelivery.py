@@ -1,0 +1,152 @@
+"""The consumer's redelivery handling: the redelivery policy in force, a failed delivery
+redelivered under it (by the broker, or held and redelivered by the client where the broker
+neither delays nor counts), and a message past its last attempt dead-lettered or discarded.
+
+The policy itself (its settings and the delay computation) is :mod:`jmspy.redelivery`. A mixin of
+:class:`jmspy.consumer.MessageConsumer`, which holds the state it reads and writes.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from ._amqp.provider import AmqpReceiver, InboundDelivery
+from ._twins.consumer_redelivery import RedeliveryHandlingTwins
+from .dead_letter import start_forward
+from .message import Message
+from .prefetch import PriorityBuffer
+from .redelivery import RedeliveryPolicy, redelivery_delay
+
+if TYPE_CHECKING:
+    from ._ports import SessionPort
+    from .connection import Connection
+    from .consumer import BatchListenerLike, ListenerLike
+    from .destination import Destination
+
+__all__ = ["RedeliveryHandling"]
+
+log = logging.getLogger("jmspy.consumer")
+
+
+class RedeliveryHandling(RedeliveryHandlingTwins):
+    """setRedeliveryPolicy/getRedeliveryPolicy and what a failed delivery becomes."""
+
+    _connection: Connection
+    _port: SessionPort
+    _receiver: AmqpReceiver
+    _destination: Destination
+    _policy: RedeliveryPolicy
+    _default_policy: RedeliveryPolicy
+    _closed: bool
+    _cv: threading.Condition
+    _buffer: collections.deque[InboundDelivery] | PriorityBuffer
+    _listener: ListenerLike | None
+    _batch_listener: BatchListenerLike | None
+
+    if TYPE_CHECKING:
+
+        def _check_closed(self) -> None: ...
+
+    def setRedeliveryPolicy(self, policy: RedeliveryPolicy | None) -> None:
+        """jmspy extension: this consumer's redelivery policy (None: the destination's or the
+        factory's)."""
+        self._check_closed()
+        adapter = self._connection.adapter
+        self._policy = adapter.bounded_policy(policy) if policy else self._default_policy
+
+    def getRedeliveryPolicy(self) -> RedeliveryPolicy:
+        """jmspy extension: the redelivery policy in force for this consumer."""
+        return self._policy
+
+    def _give_up(self, inbound: InboundDelivery, count: int) -> None:
+        """The last allowed attempt failed: dead-letter the message (the adapter's outcome) or
+        discard it when the policy says so explicitly."""
+        policy = self._policy
+        message_id = inbound.message.getJMSMessageID()
+        if policy.after_last_attempt == "discard":
+            log.warning(
+                "discarding message %s from %s after %s delivery attempts (policy: discard)",
+                message_id,
+                self._destination,
+                count - 1,
+            )
+            self._receiver.settle(inbound, "accepted")
+            return
+        adapter = self._connection.adapter
+        if policy.after_last_attempt == "dead-letter" and adapter.forward_dead_letters:
+            queue = policy.dead_letter_queue or adapter.dead_letter_queue or "DLQ"
+            start_forward(
+                self._connection, self._receiver, inbound, queue, self._destination, count - 1
+            )
+            return
+        outcome = adapter.dead_letter_outcome
+        log.warning(
+            "message %s from %s failed %s delivery attempts; dead-lettering it (%s)",
+            message_id,
+            self._destination,
+            count - 1,
+            outcome,
+        )
+        if outcome == "modified-failed-undeliverable":
+            self._receiver.settle(inbound, "modified", failed=True, undeliverable=True)
+        else:
+            self._receiver.settle(inbound, "rejected")
+
+    def _failed_delivery(self, inbound: InboundDelivery) -> None:
+        self._failed_deliveries([inbound])
+
+    def _failed_deliveries(self, inbounds: list[InboundDelivery]) -> None:
+        """Deliveries the application could not process (a listener raised in AUTO/DUPS_OK;
+        for a batch, all of it, kept in order).
+
+        Brokers that count redeliveries themselves (Artemis, ActiveMQ, Broker-J, generic) get
+        modified(delivery-failed); a client-side delay, when configured, is waited out first.
+        Where the adapter says the broker neither delays nor counts (RabbitMQ, Service Bus)
+        the client holds the message for the policy's delay and redelivers it to the
+        application itself, counting the attempt, while other messages keep flowing."""
+        policy = self._policy
+        receiver = self._receiver
+        client_side = self._connection.adapter.client_redelivery
+        # Messages with the same attempt count wait the same delay: redeliver them together
+        # so a failed batch comes back whole and in its order.
+        waiting: dict[int, list[InboundDelivery]] = {}
+        for inbound in inbounds:
+            count = inbound.message.get_delivery_count() or 1
+            if policy.limited and count >= policy.max_delivery_attempts:  # type: ignore[operator]
+                self._give_up(inbound, count + 1)
+                continue
+            delay_ms = redelivery_delay(policy, count)
+            if not client_side:
+                if delay_ms <= 0:
+                    receiver.settle(inbound, "modified", failed=True)
+                else:
+                    receiver.settle_later(inbound, delay_ms, "modified", failed=True)
+                continue
+            waiting.setdefault(delay_ms, []).append(inbound)
+        for delay_ms, group in waiting.items():
+
+            def redeliver(group: list[InboundDelivery] = group) -> None:
+                if not self._closed and receiver.failure is None:
+                    self._redeliver_locally(group)
+
+            receiver.run_later(delay_ms, redeliver)
+
+    def _redeliver_locally(self, inbounds: list[InboundDelivery]) -> None:
+        """Session.recover(): put delivered-unacknowledged messages back at the front of the
+        buffer, in their original order, counted as one more delivery attempt."""
+        for inbound in inbounds:
+            _mark_redelivered(inbound.message)
+        with self._cv:
+            self._buffer.extendleft(reversed(inbounds))
+            self._cv.notify()
+        if self._listener is not None:
+            self._port.signal_ready(self, len(inbounds))
+        elif self._batch_listener is not None:
+            self._port.signal_ready(self)
+
+
+def _mark_redelivered(message: Message) -> None:
+    message.set_delivery_count((message.get_delivery_count() or 1) + 1)
