@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
+from ._async_receive import AsyncReceiveSupport
 from ._limits import check_receive_timeout
 from ._modes import (
     AUTO_ACKNOWLEDGE,
@@ -54,7 +55,7 @@ ListenerLike = MessageListener | Callable[[Message], Any]
 BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
 
 
-class MessageConsumer(BatchDelivery):
+class MessageConsumer(BatchDelivery, AsyncReceiveSupport):
     """Receives messages from one destination."""
 
     def __init__(
@@ -208,6 +209,8 @@ class MessageConsumer(BatchDelivery):
             self._buffer.append(inbound)
             self._cv.notify()
             buffered = len(self._buffer)
+        if self._arrival_hook is not None:
+            self._arrival_hook()
         if self._listener is not None:
             self._port.signal_ready(self)
         elif self._batch_listener is not None and (
@@ -231,6 +234,8 @@ class MessageConsumer(BatchDelivery):
             if self._failure is None:
                 self._failure = error
             self._cv.notify_all()
+        if self._arrival_hook is not None:
+            self._arrival_hook()
 
     # ---- internal ----------------------------------------------------------------------------
 
@@ -241,6 +246,8 @@ class MessageConsumer(BatchDelivery):
         with self._cv:
             self._cv.notify_all()
             pending = len(self._buffer)
+        if self._arrival_hook is not None:
+            self._arrival_hook()
         if (self._listener is not None or self._batch_listener is not None) and pending:
             self._port.signal_ready(self, pending)
 
@@ -383,6 +390,8 @@ class MessageConsumer(BatchDelivery):
         with self._cv:
             self._buffer.extendleft(reversed(inbounds))
             self._cv.notify()
+        if self._arrival_hook is not None:
+            self._arrival_hook()
         if self._listener is not None:
             self._port.signal_ready(self, len(inbounds))
         elif self._batch_listener is not None:
@@ -655,6 +664,8 @@ class MessageConsumer(BatchDelivery):
             undelivered = list(self._buffer)
             self._buffer.clear()
             self._cv.notify_all()
+        if self._arrival_hook is not None:
+            self._arrival_hook()
         port = self._port
         unacked = port.forget_unacked(self) if port.mode == CLIENT_ACKNOWLEDGE else []
         # Prefetched, never delivered: released. Delivered but not acknowledged
