@@ -6,12 +6,14 @@ connection, never on a new thread per call."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import itertools
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..errors import JMSException
 from ..message import Message
 
 T = TypeVar("T")
@@ -22,16 +24,29 @@ _names = itertools.count(1)
 
 
 class Control:
-    """Runs the blocking engine calls of one asyncio connection off the event loop.
+    """What one asyncio connection uses to reach the engine and come back.
 
-    Every such call is bounded by the timeout the synchronous API honours for it
-    (jms.requestTimeout, jms.sendTimeout, jms.closeTimeout, jmspy.receiveDrainTimeout), so a
-    control thread is never held longer than the blocking call would hold a caller's thread."""
+    ``post`` hands work from the engine thread to the event loop, many items per wake-up
+    (one ``loop.call_soon_threadsafe`` while the loop has not yet run the previous ones).
+    ``call`` runs a blocking engine call on a control thread; every such call is bounded by
+    the timeout the synchronous API honours for it (jms.requestTimeout, jms.sendTimeout,
+    jms.closeTimeout, jmspy.receiveDrainTimeout), so a control thread is never held longer
+    than the blocking call would hold a caller's thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, send_timeout_ms: int) -> None:
+        self.loop = loop
+        self.send_timeout_s = send_timeout_ms / 1000.0
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=CONTROL_THREADS, thread_name_prefix=f"jmspy-aio-{next(_names)}"
         )
+        self._posted: collections.deque[tuple[Callable[..., None], tuple[Any, ...]]] = (
+            collections.deque()
+        )
+        self._post_pending = False
+        self._sends: collections.deque[tuple[float, asyncio.Future[None], str]] = (
+            collections.deque()
+        )
+        self._send_timer: asyncio.TimerHandle | None = None
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:
         """``function(*args)`` on a control thread. A cancelled await does not stop the call
@@ -39,7 +54,52 @@ class Control:
         future = self._pool.submit(function, *args)
         return await asyncio.shield(asyncio.wrap_future(future))
 
+    def post(self, function: Callable[..., None], *args: Any) -> None:
+        """Any thread: run ``function(*args)`` on the event loop soon, in posting order."""
+        self._posted.append((function, args))
+        if not self._post_pending:
+            self._post_pending = True
+            try:
+                self.loop.call_soon_threadsafe(self._run_posted)
+            except RuntimeError:
+                self._post_pending = False  # the loop is closed: nobody is left to tell
+
+    def _run_posted(self) -> None:
+        # Reset first: an item posted while these run schedules its own wake-up.
+        self._post_pending = False
+        posted = self._posted
+        while posted:
+            function, args = posted.popleft()
+            function(*args)
+
+    def track_send(self, future: asyncio.Future[None], what: str) -> None:
+        """Bound a send's future by jms.sendTimeout. Sends settle in order, so one timer
+        looking at the oldest outstanding send serves them all (no timer per send)."""
+        self._sends.append((self.loop.time() + self.send_timeout_s, future, what))
+        if self._send_timer is None:
+            self._send_timer = self.loop.call_later(self.send_timeout_s, self._expire_sends)
+
+    def _expire_sends(self) -> None:
+        self._send_timer = None
+        sends = self._sends
+        now = self.loop.time()
+        while sends and (sends[0][1].done() or sends[0][0] <= now):
+            _deadline, future, what = sends.popleft()
+            reject(
+                future,
+                JMSException(
+                    f"{what} was not settled by the peer within {self.send_timeout_s:g} s "
+                    "(jms.sendTimeout): its outcome is unknown, the broker may or may not have "
+                    "the message"
+                ),
+            )
+        if sends:
+            self._send_timer = self.loop.call_at(sends[0][0], self._expire_sends)
+
     def shutdown(self) -> None:
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
         self._pool.shutdown(wait=False)
 
 
@@ -55,20 +115,37 @@ def reject(future: asyncio.Future[Any], error: BaseException) -> None:
 
 
 class SendCompletion:
-    """A CompletionListener whose callbacks (on the session's completion thread) complete an
-    asyncio future on its loop."""
+    """The CompletionListener of one asyncio send. The engine thread completes it (``succeed``
+    or ``fail``), which posts the outcome to the event loop; the wait is
+    bounded by jms.sendTimeout (``Control.track_send``), as the completion thread bounds a
+    blocking listener."""
 
-    __slots__ = ("_loop", "_future")
+    __slots__ = ("_control", "future")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[None]) -> None:
-        self._loop = loop
-        self._future = future
+    def __init__(self, control: Control, future: asyncio.Future[None]) -> None:
+        self._control = control
+        self.future = future
 
+    def on_settled(self, error: BaseException | None) -> None:
+        if error is None:
+            self._control.post(resolve, self.future, None)
+        else:
+            self._control.post(reject, self.future, error)
+
+    # What the engine calls (the Completion shape): the producer hands this object to the
+    # link as the send's completion, so no Event is made per send.
+    def succeed(self, value: None = None) -> None:
+        self._control.post(resolve, self.future, None)
+
+    def fail(self, error: BaseException) -> None:
+        self._control.post(reject, self.future, error)
+
+    # The CompletionListener shape, so the producer takes this object as one.
     def onCompletion(self, message: Message) -> None:
-        self._loop.call_soon_threadsafe(resolve, self._future, None)
+        self._control.post(resolve, self.future, None)
 
     def onException(self, message: Message, exception: BaseException) -> None:
-        self._loop.call_soon_threadsafe(reject, self._future, exception)
+        self._control.post(reject, self.future, exception)
 
 
 async def _acknowledge(message: Message) -> None:

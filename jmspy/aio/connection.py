@@ -101,13 +101,13 @@ class ConnectionFactory:
         self, username: str | None = None, password: str | None = None
     ) -> Connection:
         """An open connection, not started (JMS: ``await connection.start()`` to receive)."""
-        control = Control()
+        control = Control(asyncio.get_running_loop(), self._factory.options.send_timeout)
         try:
             connection = await control.call(self._factory.createConnection, username, password)
         except BaseException:
             control.shutdown()
             raise
-        return Connection(connection, control, asyncio.get_running_loop())
+        return Connection(connection, control, control.loop)
 
     createConnection = create_connection
 

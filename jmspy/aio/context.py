@@ -10,7 +10,7 @@ from ..destination import Destination, Queue, Topic
 from ..errors import IllegalStateRuntimeException
 from ..message import TextMessage
 from ..producer import MessageProducer as SyncProducer
-from ._bridge import SendCompletion
+from ._bridge import Control, SendCompletion
 from .consumer import MessageConsumer
 
 if TYPE_CHECKING:
@@ -42,7 +42,9 @@ class JMSContext:
         self._check_closed()
         if self._producer is None:
             self._producer = (await self._session.create_producer(None)).sync
-        return JMSProducer(SyncJMSProducer(self._check_closed, self._anonymous_producer))
+        return JMSProducer(
+            SyncJMSProducer(self._check_closed, self._anonymous_producer), self._session.control
+        )
 
     createProducer = create_producer
 
@@ -101,24 +103,26 @@ class JMSContext:
 
 class JMSProducer:
     """``await producer.send(destination, body)``: a Message or a str/bytes/dict/object body,
-    settled by the broker when the await returns. The chained setters are the blocking
-    JMSProducer's (they return this producer)."""
+    settled by the broker when the await returns (the send starts when ``send`` is called).
+    The chained setters are the blocking JMSProducer's (they return this producer)."""
 
-    def __init__(self, producer: SyncJMSProducer) -> None:
+    def __init__(self, producer: SyncJMSProducer, control: Control) -> None:
         self._producer = producer
+        self._control = control
 
-    async def send(self, destination: Destination, body: Any) -> JMSProducer:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
+    def send(self, destination: Destination, body: Any) -> asyncio.Future[None]:
+        """Start the send at once; the returned future completes when the broker settled it."""
+        control = self._control
+        future: asyncio.Future[None] = control.loop.create_future()
         producer = self._producer
         previous = producer.getAsync()
-        producer.setAsync(SendCompletion(loop, future))
+        producer.setAsync(SendCompletion(control, future))
         try:
             producer.send(destination, body)
         finally:
             producer.setAsync(previous)
-        await future
-        return self
+        control.track_send(future, f"an asyncio send to {destination}")
+        return future
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

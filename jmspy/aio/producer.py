@@ -16,9 +16,10 @@ class MessageProducer:
 
     ``await send(...)`` takes the arguments of ``MessageProducer.send`` without the
     CompletionListener, and returns once the broker settled the message, whatever its
-    delivery mode (bounded by jms.sendTimeout, after which it raises). Sends awaited together
-    (``asyncio.gather``) are pipelined, and their outcomes come back in send order. A cancelled
-    await does not take the message back: it may still reach the broker."""
+    delivery mode (bounded by jms.sendTimeout, after which it raises). The send itself starts
+    when ``send`` is called; sends awaited together are pipelined and their outcomes come back
+    in send order. A cancelled await does not take the message back: it may still reach the
+    broker."""
 
     def __init__(
         self, producer: SyncProducer, control: Control, loop: asyncio.AbstractEventLoop
@@ -35,10 +36,14 @@ class MessageProducer:
         """The blocking producer underneath (its settings are this producer's settings)."""
         return self._producer
 
-    async def send(self, *args: Any) -> None:
+    def send(self, *args: Any) -> asyncio.Future[None]:
+        """Start the send at once and return a future of its outcome: ``await
+        producer.send(message)``. Awaiting many together (``asyncio.gather``) pipelines them
+        without a task per send."""
         future: asyncio.Future[None] = self._loop.create_future()
-        self._producer.send(*args, SendCompletion(self._loop, future))
-        await future
+        self._producer.send(*args, SendCompletion(self._control, future))
+        self._control.track_send(future, "an asyncio send")
+        return future
 
     def get_destination(self) -> Destination | None:
         return self._producer.getDestination()

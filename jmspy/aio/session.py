@@ -33,6 +33,11 @@ class Session:
         """The blocking session underneath."""
         return self._session
 
+    @property
+    def control(self) -> Control:
+        """How this session's connection reaches the engine from the event loop."""
+        return self._control
+
     # ---- links ------------------------------------------------------------------------------
 
     async def create_producer(self, destination: Destination | None = None) -> MessageProducer:
