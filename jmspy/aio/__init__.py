@@ -15,6 +15,7 @@ close, the drain of a timed-out receive) run on a small pool of control threads 
 connection, each bounded by the timeout the blocking API honours for it.
 """
 
+from ._bridge import acknowledge
 from .connection import Connection, ConnectionFactory, connect
 from .consumer import MessageConsumer
 from .context import JMSContext, JMSProducer
@@ -29,5 +30,6 @@ __all__ = [
     "MessageConsumer",
     "MessageProducer",
     "Session",
+    "acknowledge",
     "connect",
 ]

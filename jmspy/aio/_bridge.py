@@ -148,14 +148,17 @@ class SendCompletion:
         self._control.post(reject, self.future, exception)
 
 
-async def _acknowledge(message: Message) -> None:
-    """``await message.acknowledge()``: settles without waiting (as the blocking form does),
-    so nothing leaves the event loop thread."""
+async def acknowledge(message: Message) -> None:
+    """``await aio.acknowledge(message)``: ``Message.acknowledge()`` for asyncio code
+    (CLIENT_ACKNOWLEDGE: every message the session delivered so far). It settles without
+    waiting for the broker, as the blocking form does, so nothing leaves the event loop
+    thread. Messages from jmspy.aio also answer ``await message.acknowledge()``; type checkers
+    only know the blocking ``Message.acknowledge()``, so typed code uses this function."""
     Message.acknowledge(message)
 
 
 def asyncio_message(message: Message) -> Message:
     """The received message with an awaitable ``acknowledge()`` (instance attribute: the
     message stays an instance of its own JMS type)."""
-    message.acknowledge = types.MethodType(_acknowledge, message)  # type: ignore[method-assign]
+    message.acknowledge = types.MethodType(acknowledge, message)  # type: ignore[method-assign]
     return message

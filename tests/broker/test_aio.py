@@ -252,3 +252,51 @@ def test_context_style(broker: Any) -> None:
             assert mapped is not None and mapped.getInt("n") == 1
 
     asyncio.run(main())
+
+
+def test_aio_quickstart_example_runs(broker: Any) -> None:
+    """examples/aio_quickstart.py (the README's asyncio section) against the session broker."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "aio_quickstart.py"
+    env = dict(os.environ)
+    env.update(
+        JMSPY_BROKER_URL=broker.url,
+        JMSPY_BROKER_USER=broker.username,
+        JMSPY_BROKER_PASSWORD=broker.password,
+    )
+    result = subprocess.run(
+        [sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines == [
+        "received 'Hello from jmspy.aio'",
+        "received '#0'",
+        "received '#1'",
+        "received '#2'",
+        "listener got 'for the listener'",
+    ], result.stdout
+
+
+def test_awaits_on_a_closed_connection_fail_promptly(broker: Any) -> None:
+    """After the connection closed, sends and receives raise instead of waiting."""
+
+    async def main() -> None:
+        connection = await _connect(broker)
+        session = await connection.create_session()
+        queue = session.create_queue(_name("closed"))
+        producer = await session.create_producer(queue)
+        consumer = await session.create_consumer(queue)
+        waiting = asyncio.create_task(consumer.receive())
+        await asyncio.sleep(0.2)
+        await connection.close()
+        # A receive waiting without a timeout returns None when its consumer is closed.
+        assert await asyncio.wait_for(waiting, 30) is None
+        with pytest.raises(jmspy.JMSException):
+            await asyncio.wait_for(producer.send(session.create_text_message("late")), 30)
+
+    asyncio.run(main())
