@@ -8,7 +8,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextvars
 import itertools
+import queue
+import threading
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -49,9 +52,14 @@ class Control:
         self._send_timer: asyncio.TimerHandle | None = None
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:
-        """``function(*args)`` on a control thread. A cancelled await does not stop the call
-        (an engine request cannot be taken back half way); its result is dropped."""
-        future = self._pool.submit(function, *args)
+        """``function(*args)`` on a control thread, or, inside a coroutine listener, on the
+        session's dispatch thread that waits for it (as a blocking listener calls commit or
+        rollback on its own thread, which holds the session's delivery lock). A cancelled
+        await does not stop the call (an engine request cannot be taken back half way)."""
+        runner = LISTENER_RUNNER.get()
+        future = runner.submit(function, args) if runner is not None else None
+        if future is None:
+            future = self._pool.submit(function, *args)
         return await asyncio.shield(asyncio.wrap_future(future))
 
     def post(self, function: Callable[..., None], *args: Any) -> None:
@@ -101,6 +109,50 @@ class Control:
             self._send_timer.cancel()
             self._send_timer = None
         self._pool.shutdown(wait=False)
+
+
+class ListenerRunner:
+    """Runs blocking calls on a session's dispatch thread while it waits for a coroutine
+    listener, so the listener's ``await session.rollback()`` does not wait for a lock that
+    thread holds."""
+
+    def __init__(self) -> None:
+        self._work: queue.SimpleQueue[
+            tuple[Callable[..., Any], tuple[Any, ...], concurrent.futures.Future[Any]] | None
+        ] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._active = True
+
+    def submit(
+        self, function: Callable[..., Any], args: tuple[Any, ...]
+    ) -> concurrent.futures.Future[Any] | None:
+        """Queue a call for the dispatch thread; None once the listener returned (a task it
+        started that outlives it uses the control threads)."""
+        with self._lock:
+            if not self._active:
+                return None
+            future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            self._work.put((function, args, future))
+            return future
+
+    def serve_until(self, done: concurrent.futures.Future[Any]) -> None:
+        """Dispatch thread: run queued calls until ``done`` completes."""
+        done.add_done_callback(lambda _: self._work.put(None))
+        while (item := self._work.get()) is not None:
+            function, args, future = item
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(function(*args))
+                except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+                    future.set_exception(exc)
+        with self._lock:
+            self._active = False
+
+
+# The runner of the coroutine listener this code runs in (None outside listeners).
+LISTENER_RUNNER: contextvars.ContextVar[ListenerRunner | None] = contextvars.ContextVar(
+    "jmspy_aio_listener_runner", default=None
+)
 
 
 def resolve(future: asyncio.Future[Any], value: Any = None) -> None:

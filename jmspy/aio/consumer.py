@@ -13,7 +13,7 @@ from ..consumer import MessageConsumer as SyncConsumer
 from ..destination import Destination
 from ..errors import IllegalStateException
 from ..message import Message
-from ._bridge import Control, asyncio_message, resolve
+from ._bridge import LISTENER_RUNNER, Control, ListenerRunner, asyncio_message, resolve
 
 AsyncListener = Callable[[Message], Awaitable[Any] | Any]
 AsyncBatchListener = Callable[[list[Message]], Awaitable[Any] | Any]
@@ -188,13 +188,18 @@ class MessageConsumer:
 
 def _run_on_loop(loop: asyncio.AbstractEventLoop, listener: Callable[[Any], Any], arg: Any) -> None:
     """Session dispatch thread: run ``listener(arg)`` on the event loop and wait for it; an
-    exception (of the coroutine too) is the listener's failure."""
+    exception (of the coroutine too) is the listener's failure. While waiting, the thread runs
+    the blocking calls the listener awaits (commit, rollback, recover, close)."""
     if loop.is_closed():
         raise IllegalStateException("the event loop of this asyncio consumer is closed")
+    runner = ListenerRunner()
 
     async def call() -> None:
+        LISTENER_RUNNER.set(runner)  # this task's context only
         result = listener(arg)
         if inspect.isawaitable(result):
             await result
 
-    asyncio.run_coroutine_threadsafe(call(), loop).result()
+    future = asyncio.run_coroutine_threadsafe(call(), loop)
+    runner.serve_until(future)
+    future.result()

@@ -300,3 +300,38 @@ def test_awaits_on_a_closed_connection_fail_promptly(broker: Any) -> None:
             await asyncio.wait_for(producer.send(session.create_text_message("late")), 30)
 
     asyncio.run(main())
+
+
+def test_coroutine_listener_commits_and_rolls_back_its_session(broker: Any) -> None:
+    """A transacted session's coroutine listener awaits rollback() then commit(), as a blocking
+    listener calls them on its own thread (which holds the session's delivery lock)."""
+
+    async def main() -> None:
+        async with _connect(broker) as connection:
+            session = await connection.create_session(True, jmspy.Session.SESSION_TRANSACTED)
+            queue = session.create_queue(_name("txlistener"))
+            producer = await session.create_producer(queue)
+            await producer.send(session.create_text_message("t"))
+            await session.commit()
+            consumer = await session.create_consumer(queue)
+            seen: list[bool] = []
+            committed = asyncio.Event()
+
+            async def on_message(message: Any) -> None:
+                seen.append(message.getJMSRedelivered())
+                if len(seen) == 1:
+                    await session.rollback()
+                else:
+                    await session.commit()
+                    committed.set()
+
+            consumer.set_message_listener(on_message)
+            await asyncio.wait_for(committed.wait(), 60)
+            assert seen == [False, True]
+            consumer.set_message_listener(None)
+            await consumer.close()
+            other = await connection.create_session()
+            check = await other.create_consumer(queue)
+            assert await check.receive(500) is None
+
+    asyncio.run(main())
