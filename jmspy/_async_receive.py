@@ -47,6 +47,16 @@ class AsyncReceiveSupport:
         block: the asyncio consumer uses it to complete a waiting future."""
         self._arrival_hook = hook
 
+    def after_engine_events(self, work: Callable[[], None]) -> None:
+        """Run ``work`` once the engine thread has handled the events it is handling now (all
+        the transfers of one read), or at once when called from another thread: a waiting
+        asyncio receive is then woken once per burst of arrivals, not once per message."""
+        engine = self._receiver.connection.engine
+        if engine.on_engine_thread():
+            engine.schedule(0.0, work)
+        else:
+            work()
+
     def is_closed(self) -> bool:
         """Closed by the application (its own close, or its session's or connection's)."""
         return self._closed

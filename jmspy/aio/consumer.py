@@ -53,10 +53,13 @@ class MessageConsumer:
         # by immediate receives costs the engine nothing more than the blocking one.
         if self._waiters and not self._wake_pending:
             self._wake_pending = True
-            try:
-                self._loop.call_soon_threadsafe(self._wake_all)
-            except RuntimeError:
-                self._wake_pending = False  # the loop is closed: nobody is left to wake
+            self._consumer.after_engine_events(self._wake_loop)
+
+    def _wake_loop(self) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._wake_all)
+        except RuntimeError:
+            self._wake_pending = False  # the loop is closed: nobody is left to wake
 
     # ---- event loop thread -------------------------------------------------------------------
 
