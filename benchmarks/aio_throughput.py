@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import functools
 import os
 import sys
 import time
@@ -198,22 +199,22 @@ def main() -> int:
                     n = max(1, args.n // PERSISTENT_DIVISOR)
                     pair = _best_of(
                         args.rounds,
-                        lambda n=n: sync_send(info, n, args.size, True),
-                        lambda n=n: aio_send(info, n, args.size, True),
+                        functools.partial(sync_send, info, n, args.size, True),
+                        functools.partial(aio_send, info, n, args.size, True),
                     )
                 elif phase == "send-np":
                     n = args.n
                     pair = _best_of(
                         args.rounds,
-                        lambda n=n: sync_send(info, n, args.size, False),
-                        lambda n=n: aio_send(info, n, args.size, False),
+                        functools.partial(sync_send, info, n, args.size, False),
+                        functools.partial(aio_send, info, n, args.size, False),
                     )
                 elif phase == "receive":
                     n = args.n
                     pair = _best_of(
                         args.rounds,
-                        lambda n=n: sync_receive(info, n, args.size),
-                        lambda n=n: aio_receive(info, n, args.size),
+                        functools.partial(sync_receive, info, n, args.size),
+                        functools.partial(aio_receive, info, n, args.size),
                     )
                 else:
                     raise BenchmarkError(f"unknown phase {phase!r}; phases: {', '.join(PHASES)}")
