@@ -59,7 +59,12 @@ class Control:
         runner = LISTENER_RUNNER.get()
         future = runner.submit(function, args) if runner is not None else None
         if future is None:
-            future = self._pool.submit(function, *args)
+            try:
+                future = self._pool.submit(function, *args)
+            except RuntimeError:
+                # The connection is closed (its pool with it): what is left to call on its
+                # objects (a second close, a getter) answers at once without the engine.
+                return function(*args)
         return await asyncio.shield(asyncio.wrap_future(future))
 
     def post(self, function: Callable[..., None], *args: Any) -> None:

@@ -298,6 +298,9 @@ def test_awaits_on_a_closed_connection_fail_promptly(broker: Any) -> None:
         assert await asyncio.wait_for(waiting, 30) is None
         with pytest.raises(jmspy.JMSException):
             await asyncio.wait_for(producer.send(session.create_text_message("late")), 30)
+        # Closing what the connection already closed is a no-op, as in the blocking API.
+        await asyncio.wait_for(consumer.close(), 30)
+        await asyncio.wait_for(session.close(), 30)
 
     asyncio.run(main())
 
