@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import tracing
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
+from ._async_receive import AsyncReceiveSupport
 from ._limits import check_receive_timeout
 from ._modes import (
     AUTO_ACKNOWLEDGE,
@@ -75,7 +76,9 @@ ListenerLike = MessageListener | Callable[[Message], Any]
 BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
 
 
-class MessageConsumer(BufferedDelivery, BatchDelivery, RedeliveryHandling, MessageConsumerTwins):
+class MessageConsumer(
+    BufferedDelivery, BatchDelivery, RedeliveryHandling, AsyncReceiveSupport, MessageConsumerTwins
+):
     """Receives messages from one destination."""
 
     def __init__(
@@ -237,6 +240,8 @@ class MessageConsumer(BufferedDelivery, BatchDelivery, RedeliveryHandling, Messa
             self._buffer.append(inbound)
             self._cv.notify()
             buffered = len(self._buffer)
+        if self._arrival_hook is not None:
+            self._arrival_hook()
         if self._listener is not None:
             self._port.signal_ready(self)
         elif self._batch_listener is not None and (
@@ -260,6 +265,8 @@ class MessageConsumer(BufferedDelivery, BatchDelivery, RedeliveryHandling, Messa
             if self._failure is None:
                 self._failure = error
             self._cv.notify_all()
+        if self._arrival_hook is not None:
+            self._arrival_hook()
 
     # ---- internal ----------------------------------------------------------------------------
 
@@ -270,6 +277,8 @@ class MessageConsumer(BufferedDelivery, BatchDelivery, RedeliveryHandling, Messa
         with self._cv:
             self._cv.notify_all()
             pending = len(self._buffer)
+        if self._arrival_hook is not None:
+            self._arrival_hook()
         if (self._listener is not None or self._batch_listener is not None) and pending:
             self._port.signal_ready(self, pending)
 
@@ -611,6 +620,8 @@ class MessageConsumer(BufferedDelivery, BatchDelivery, RedeliveryHandling, Messa
             undelivered = list(self._buffer)
             self._buffer.clear()
             self._cv.notify_all()
+        if self._arrival_hook is not None:
+            self._arrival_hook()
         port = self._port
         unacked = port.forget_unacked(self) if port.mode == CLIENT_ACKNOWLEDGE else []
         # Prefetched, never delivered: released. Delivered but not acknowledged

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery
@@ -45,6 +46,7 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
     _buffer: collections.deque[InboundDelivery] | PriorityBuffer
     _listener: ListenerLike | None
     _batch_listener: BatchListenerLike | None
+    _arrival_hook: Callable[[], None] | None
 
     if TYPE_CHECKING:
 
@@ -142,6 +144,8 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
         with self._cv:
             self._buffer.extendleft(reversed(inbounds))
             self._cv.notify()
+        if self._arrival_hook is not None:
+            self._arrival_hook()
         if self._listener is not None:
             self._port.signal_ready(self, len(inbounds))
         elif self._batch_listener is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ._amqp.provider import InboundDelivery
@@ -89,6 +89,7 @@ class _Consumer(Protocol):
     _client_filter: Any
     _dispatch_signalled: bool
     _close_requested: bool
+    _arrival_hook: Callable[[], None] | None
 
     def _stop_run(self, listener: ListenerLike) -> bool: ...
 
@@ -124,6 +125,8 @@ class BufferedDelivery:
             self._cv.notify()
             if self._listener is not None and not self._dispatch_signalled:
                 self._dispatch_signalled = signal = True
+        if self._arrival_hook is not None:  # a waiting jmspy.aio receive (_async_receive.py)
+            self._arrival_hook()
         if signal:
             self._request_turn()
         elif self._batch_listener is not None:

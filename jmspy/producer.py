@@ -448,7 +448,9 @@ class MessageProducer(MessageProducerTwins):
         track: Completion[None] | None = None
         if listener is not None:
             sync = False
-            track = Completion()
+            # jmspy.aio's listener is completed by the engine thread itself and bounds the
+            # wait by jms.sendTimeout on its event loop (no Event, no completion thread).
+            track = listener if hasattr(listener, "on_settled") else Completion()
         if self._port.mode == SESSION_TRANSACTED:
             # Transactional sends need no round trip each: commit waits for their outcomes.
             txn_id, txn_epoch = self._port.txn_for_work()
@@ -459,7 +461,7 @@ class MessageProducer(MessageProducerTwins):
                 link.send(payload, sync, self._send_timeout, None, track)
             except JMSException as exc:
                 raise _naming_destination(exc, destination) from exc
-        if listener is not None and track is not None:
+        if listener is not None and track is not None and track is not listener:
             self._port.track_async_send(self, track, message, listener)
 
     def _duplicate_id(self, message: Message) -> tuple[str, str] | None:

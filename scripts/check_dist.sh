@@ -56,6 +56,7 @@ modules = [
     "jmspy._amqp.engine",
     "jmspy.selector",
     "jmspy.tracing",
+    "jmspy.aio",
     "jmspy.adapters",
     "jmspy.conformance",
     "jmspy.conformance.brokers",

@@ -1,0 +1,95 @@
+"""What :mod:`jmspy.aio` needs from a MessageConsumer to receive without a blocked thread: a
+hook on the delivery path that wakes a waiting future, and a receive step that never waits.
+
+A mixin of :class:`jmspy.consumer.MessageConsumer`, which holds the state it reads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import IllegalStateException
+
+if TYPE_CHECKING:
+    from ._amqp.provider import AmqpReceiver, InboundDelivery
+    from ._ports import SessionPort
+    from .message import Message
+
+
+class AsyncReceiveSupport:
+    """``set_arrival_hook``, ``take_local`` and ``drain_remote`` of a consumer."""
+
+    # Called whenever a waiting receive could make progress; None: nobody waits asynchronously.
+    _arrival_hook: Callable[[], None] | None = None
+
+    if TYPE_CHECKING:
+        _port: SessionPort
+        _cv: threading.Condition
+        _receiver: AmqpReceiver
+        _receive_local_only: bool
+        _drain_timeout: int
+        _receive_drain_timeout: int
+        _buffer: Any
+        _closed: bool
+
+        def _check_closed(self) -> None: ...
+
+        def _take(self) -> InboundDelivery | None: ...
+
+        def _hand_over(self, inbound: InboundDelivery) -> Message: ...
+
+    def set_arrival_hook(self, hook: Callable[[], None] | None) -> None:
+        """``hook`` is called (on the engine thread, or on the thread that changed the
+        consumer) whenever a waiting receive could make progress: a message arrived or came
+        back, the connection started, the link failed or the consumer closed. It must not
+        block: the asyncio consumer uses it to complete a waiting future."""
+        self._arrival_hook = hook
+
+    def after_engine_events(self, work: Callable[[], None]) -> None:
+        """Run ``work`` once the engine thread has handled the events it is handling now (all
+        the transfers of one read), or at once when called from another thread: a waiting
+        asyncio receive is then woken once per burst of arrivals, not once per message."""
+        engine = self._receiver.connection.engine
+        if engine.on_engine_thread():
+            engine.schedule(0.0, work)
+        else:
+            work()
+
+    def is_closed(self) -> bool:
+        """Closed by the application (its own close, or its session's or connection's)."""
+        return self._closed
+
+    def take_local(self) -> Message | None:
+        """The next message held locally, handed over (acknowledged per the session mode) as
+        ``receive()`` hands it over, or None at once when there is none: no drain, no wait.
+        Raises as ``receive()`` does on a failed link or a closed consumer."""
+        self._check_closed()
+        port = self._port
+        if port.has_listener():
+            raise IllegalStateException(
+                "Cannot synchronously receive a message when a MessageListener is set on this "
+                "session"
+            )
+        if not self._buffer or not port.connection_port.started():
+            return None
+        with self._cv:
+            inbound = self._take()
+            if inbound is not None:
+                return self._hand_over(inbound)
+        return None
+
+    def drain_remote(self) -> None:
+        """What ``receive(timeout)`` does once its time is up, before it returns null: fetch
+        what the broker still holds (a drain bounded by jmspy.receiveDrainTimeout), then
+        restore the credit window. Blocks the caller; a no-op with jmspy.receiveLocalOnly or
+        while the connection is stopped."""
+        if self._receive_local_only or not self._port.connection_port.started():
+            return
+        try:
+            self._receiver.drain(
+                min(self._drain_timeout, self._receive_drain_timeout), quiet_timeout=True
+            )
+        finally:
+            self._receiver.restore_credit()

@@ -1,0 +1,221 @@
+"""How asyncio code waits for the engine: engine completions come back to the event loop as
+futures completed with ``loop.call_soon_threadsafe``; the few engine calls that only exist in a
+blocking form (link attach, commit, close, a drain) run on a small pool of control threads per
+connection, never on a new thread per call."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import contextvars
+import itertools
+import queue
+import threading
+import types
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ..errors import JMSException
+from ..message import Message
+
+T = TypeVar("T")
+
+# Control threads per connection: enough for a commit not to wait behind a slow close.
+CONTROL_THREADS = 2
+_names = itertools.count(1)
+
+
+class Control:
+    """What one asyncio connection uses to reach the engine and come back.
+
+    ``post`` hands work from the engine thread to the event loop, many items per wake-up
+    (one ``loop.call_soon_threadsafe`` while the loop has not yet run the previous ones).
+    ``call`` runs a blocking engine call on a control thread; every such call is bounded by
+    the timeout the synchronous API honours for it (jms.requestTimeout, jms.sendTimeout,
+    jms.closeTimeout, jmspy.receiveDrainTimeout), so a control thread is never held longer
+    than the blocking call would hold a caller's thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, send_timeout_ms: int) -> None:
+        self.loop = loop
+        self.send_timeout_s = send_timeout_ms / 1000.0
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=CONTROL_THREADS, thread_name_prefix=f"jmspy-aio-{next(_names)}"
+        )
+        self._posted: collections.deque[tuple[Callable[..., None], tuple[Any, ...]]] = (
+            collections.deque()
+        )
+        self._post_pending = False
+        self._sends: collections.deque[tuple[float, asyncio.Future[None], str]] = (
+            collections.deque()
+        )
+        self._send_timer: asyncio.TimerHandle | None = None
+
+    async def call(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)`` on a control thread, or, inside a coroutine listener, on the
+        session's dispatch thread that waits for it (as a blocking listener calls commit or
+        rollback on its own thread, which holds the session's delivery lock). A cancelled
+        await does not stop the call (an engine request cannot be taken back half way)."""
+        runner = LISTENER_RUNNER.get()
+        future = runner.submit(function, args) if runner is not None else None
+        if future is None:
+            try:
+                future = self._pool.submit(function, *args)
+            except RuntimeError:
+                # The connection is closed (its pool with it): what is left to call on its
+                # objects (a second close, a getter) answers at once without the engine.
+                return function(*args)
+        return await asyncio.shield(asyncio.wrap_future(future))
+
+    def post(self, function: Callable[..., None], *args: Any) -> None:
+        """Any thread: run ``function(*args)`` on the event loop soon, in posting order."""
+        self._posted.append((function, args))
+        if not self._post_pending:
+            self._post_pending = True
+            try:
+                self.loop.call_soon_threadsafe(self._run_posted)
+            except RuntimeError:
+                self._post_pending = False  # the loop is closed: nobody is left to tell
+
+    def _run_posted(self) -> None:
+        # Reset first: an item posted while these run schedules its own wake-up.
+        self._post_pending = False
+        posted = self._posted
+        while posted:
+            function, args = posted.popleft()
+            function(*args)
+
+    def track_send(self, future: asyncio.Future[None], what: str) -> None:
+        """Bound a send's future by jms.sendTimeout. Sends settle in order, so one timer
+        looking at the oldest outstanding send serves them all (no timer per send)."""
+        self._sends.append((self.loop.time() + self.send_timeout_s, future, what))
+        if self._send_timer is None:
+            self._send_timer = self.loop.call_later(self.send_timeout_s, self._expire_sends)
+
+    def _expire_sends(self) -> None:
+        self._send_timer = None
+        sends = self._sends
+        now = self.loop.time()
+        while sends and (sends[0][1].done() or sends[0][0] <= now):
+            _deadline, future, what = sends.popleft()
+            reject(
+                future,
+                JMSException(
+                    f"{what} was not settled by the peer within {self.send_timeout_s:g} s "
+                    "(jms.sendTimeout): its outcome is unknown, the broker may or may not have "
+                    "the message"
+                ),
+            )
+        if sends:
+            self._send_timer = self.loop.call_at(sends[0][0], self._expire_sends)
+
+    def shutdown(self) -> None:
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
+        self._pool.shutdown(wait=False)
+
+
+class ListenerRunner:
+    """Runs blocking calls on a session's dispatch thread while it waits for a coroutine
+    listener, so the listener's ``await session.rollback()`` does not wait for a lock that
+    thread holds."""
+
+    def __init__(self) -> None:
+        self._work: queue.SimpleQueue[
+            tuple[Callable[..., Any], tuple[Any, ...], concurrent.futures.Future[Any]] | None
+        ] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._active = True
+
+    def submit(
+        self, function: Callable[..., Any], args: tuple[Any, ...]
+    ) -> concurrent.futures.Future[Any] | None:
+        """Queue a call for the dispatch thread; None once the listener returned (a task it
+        started that outlives it uses the control threads)."""
+        with self._lock:
+            if not self._active:
+                return None
+            future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            self._work.put((function, args, future))
+            return future
+
+    def serve_until(self, done: concurrent.futures.Future[Any]) -> None:
+        """Dispatch thread: run queued calls until ``done`` completes."""
+        done.add_done_callback(lambda _: self._work.put(None))
+        while (item := self._work.get()) is not None:
+            function, args, future = item
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(function(*args))
+                except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+                    future.set_exception(exc)
+        with self._lock:
+            self._active = False
+
+
+# The runner of the coroutine listener this code runs in (None outside listeners).
+LISTENER_RUNNER: contextvars.ContextVar[ListenerRunner | None] = contextvars.ContextVar(
+    "jmspy_aio_listener_runner", default=None
+)
+
+
+def resolve(future: asyncio.Future[Any], value: Any = None) -> None:
+    """Complete ``future`` unless it was cancelled meanwhile (event loop thread)."""
+    if not future.done():
+        future.set_result(value)
+
+
+def reject(future: asyncio.Future[Any], error: BaseException) -> None:
+    if not future.done():
+        future.set_exception(error)
+
+
+class SendCompletion:
+    """The CompletionListener of one asyncio send. The engine thread completes it (``succeed``
+    or ``fail``), which posts the outcome to the event loop; the wait is
+    bounded by jms.sendTimeout (``Control.track_send``), as the completion thread bounds a
+    blocking listener."""
+
+    __slots__ = ("_control", "future")
+
+    def __init__(self, control: Control, future: asyncio.Future[None]) -> None:
+        self._control = control
+        self.future = future
+
+    def on_settled(self, error: BaseException | None) -> None:
+        if error is None:
+            self._control.post(resolve, self.future, None)
+        else:
+            self._control.post(reject, self.future, error)
+
+    # What the engine calls (the Completion shape): the producer hands this object to the
+    # link as the send's completion, so no Event is made per send.
+    def succeed(self, value: None = None) -> None:
+        self._control.post(resolve, self.future, None)
+
+    def fail(self, error: BaseException) -> None:
+        self._control.post(reject, self.future, error)
+
+    # The CompletionListener shape, so the producer takes this object as one.
+    def onCompletion(self, message: Message) -> None:
+        self._control.post(resolve, self.future, None)
+
+    def onException(self, message: Message, exception: BaseException) -> None:
+        self._control.post(reject, self.future, exception)
+
+
+async def acknowledge(message: Message) -> None:
+    """``await aio.acknowledge(message)``: ``Message.acknowledge()`` for asyncio code
+    (CLIENT_ACKNOWLEDGE: every message the session delivered so far). It settles without
+    waiting for the broker, as the blocking form does, so nothing leaves the event loop
+    thread. Messages from jmspy.aio also answer ``await message.acknowledge()``; type checkers
+    only know the blocking ``Message.acknowledge()``, so typed code uses this function."""
+    Message.acknowledge(message)
+
+
+def asyncio_message(message: Message) -> Message:
+    """The received message with an awaitable ``acknowledge()`` (instance attribute: the
+    message stays an instance of its own JMS type)."""
+    message.acknowledge = types.MethodType(acknowledge, message)  # type: ignore[method-assign]
+    return message

@@ -1,0 +1,138 @@
+"""The JMS 2.0 simplified API on the event loop: a context, its producers and consumers."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ..context import JMSProducer as SyncJMSProducer
+from ..destination import Destination, Queue, Topic
+from ..errors import IllegalStateRuntimeException
+from ..message import TextMessage
+from ..producer import MessageProducer as SyncProducer
+from ._bridge import Control, SendCompletion
+from .consumer import MessageConsumer
+
+if TYPE_CHECKING:
+    from .connection import Connection
+    from .session import Session
+
+
+class JMSContext:
+    """A connection and one session, as ``jmspy.JMSContext``, used from the event loop."""
+
+    def __init__(self, connection: Connection, session: Session) -> None:
+        self._connection = connection
+        self._session = session
+        self._producer: SyncProducer | None = None
+        self._closed = False
+        self._started = False
+
+    def _check_closed(self) -> None:
+        if self._closed:
+            raise IllegalStateRuntimeException("The JMSContext is closed")
+
+    def _anonymous_producer(self) -> SyncProducer:
+        if self._producer is None:
+            # Attaching the anonymous link blocks once per context, on first send.
+            self._producer = self._session.sync.createProducer(None)
+        return self._producer
+
+    async def create_producer(self) -> JMSProducer:
+        self._check_closed()
+        if self._producer is None:
+            self._producer = (await self._session.create_producer(None)).sync
+        return JMSProducer(
+            SyncJMSProducer(self._check_closed, self._anonymous_producer), self._session.control
+        )
+
+    createProducer = create_producer
+
+    async def create_consumer(
+        self, destination: Destination, message_selector: str | None = None, no_local: bool = False
+    ) -> MessageConsumer:
+        self._check_closed()
+        consumer = await self._session.create_consumer(destination, message_selector, no_local)
+        if not self._started:
+            await self._connection.start()
+            self._started = True
+        return consumer
+
+    createConsumer = create_consumer
+
+    def create_queue(self, name: str, **options: Any) -> Queue:
+        return self._session.create_queue(name, **options)
+
+    createQueue = create_queue
+
+    def create_topic(self, name: str, **options: Any) -> Topic:
+        return self._session.create_topic(name, **options)
+
+    createTopic = create_topic
+
+    def create_text_message(self, text: str | None = None) -> TextMessage:
+        return self._session.create_text_message(text)
+
+    createTextMessage = create_text_message
+
+    @property
+    def session(self) -> Session:
+        return self._session
+
+    async def commit(self) -> None:
+        await self._session.commit()
+
+    async def rollback(self) -> None:
+        await self._session.rollback()
+
+    async def recover(self) -> None:
+        await self._session.recover()
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self._connection.close()
+
+    async def __aenter__(self) -> JMSContext:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+class JMSProducer:
+    """``await producer.send(destination, body)``: a Message or a str/bytes/dict/object body,
+    settled by the broker when the await returns (the send starts when ``send`` is called).
+    The chained setters are the blocking JMSProducer's (they return this producer)."""
+
+    def __init__(self, producer: SyncJMSProducer, control: Control) -> None:
+        self._producer = producer
+        self._control = control
+
+    def send(self, destination: Destination, body: Any) -> asyncio.Future[None]:
+        """Start the send at once; the returned future completes when the broker settled it."""
+        control = self._control
+        future: asyncio.Future[None] = control.loop.create_future()
+        producer = self._producer
+        previous = producer.getAsync()
+        producer.setAsync(SendCompletion(control, future))
+        try:
+            producer.send(destination, body)
+        finally:
+            producer.setAsync(previous)
+        control.track_send(future, f"an asyncio send to {destination}")
+        return future
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        attribute = getattr(self._producer, name)
+        if not callable(attribute):
+            return attribute
+
+        def chained(*args: Any, **kwargs: Any) -> Any:
+            result = attribute(*args, **kwargs)
+            return self if result is self._producer else result
+
+        return chained
