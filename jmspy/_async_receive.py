@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from .message import Message
 
 
+__all__ = ["AsyncReceiveSupport"]
+
+
 class AsyncReceiveSupport:
     """``set_arrival_hook``, ``take_local`` and ``drain_remote`` of a consumer."""
 

@@ -19,6 +19,16 @@ from typing import Any, TypeVar
 from ..errors import JMSException
 from ..message import Message
 
+__all__ = [
+    "Control",
+    "ListenerRunner",
+    "SendCompletion",
+    "acknowledge",
+    "asyncio_message",
+    "reject",
+    "resolve",
+]
+
 T = TypeVar("T")
 
 # Control threads per connection: enough for a commit not to wait behind a slow close.

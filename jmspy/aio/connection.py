@@ -14,6 +14,8 @@ from ._bridge import Control
 from .context import JMSContext
 from .session import Session
 
+__all__ = ["Connection", "ConnectionFactory", "connect"]
+
 
 class Connection:
     """A connection used from the event loop; one engine thread and a small pool of control

@@ -19,6 +19,9 @@ AsyncListener = Callable[[Message], Awaitable[Any] | Any]
 AsyncBatchListener = Callable[[list[Message]], Awaitable[Any] | Any]
 
 
+__all__ = ["MessageConsumer"]
+
+
 class MessageConsumer:
     """Receives messages from one destination on the event loop.
 

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from .session import Session
 
 
+__all__ = ["JMSContext", "JMSProducer"]
+
+
 class JMSContext:
     """A connection and one session, as ``jmspy.JMSContext``, used from the event loop."""
 

@@ -10,6 +10,8 @@ from ..destination import Destination
 from ..producer import MessageProducer as SyncProducer
 from ._bridge import Control, SendCompletion
 
+__all__ = ["MessageProducer"]
+
 
 class MessageProducer:
     """Sends messages from the event loop.

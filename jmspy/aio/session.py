@@ -12,6 +12,8 @@ from ._bridge import Control
 from .consumer import MessageConsumer
 from .producer import MessageProducer
 
+__all__ = ["Session"]
+
 
 class Session:
     """A session used from the event loop. Creating links, commit, rollback, recover and
