@@ -413,8 +413,9 @@ class JMSContext(JMSContextTwins):
             return
         if self._session is not None:
             # Reach-in kept: "is this the session's listener thread", asked of the session
-            # this context owns (Connection asks the same through SessionHooks).
-            if self._session._dispatcher is threading.current_thread():
+            # this context owns (Connection asks the same through SessionHooks); on the shared
+            # dispatch pool the listener thread is the pool thread running this session.
+            if self._session._is_dispatch_thread(threading.current_thread()):
                 raise IllegalStateRuntimeException(
                     "Illegal invocation from MessageListener callback: a listener must not "
                     "close its own JMSContext"
