@@ -8,6 +8,7 @@ JMSPY_BROKER_PASSWORD); without it, starts a local Apache Artemis for the run.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 from opentelemetry import trace
@@ -24,9 +25,11 @@ class PrintSpans(SpanExporter):
         for span in spans:  # type: ignore[attr-defined]
             assert isinstance(span, ReadableSpan) and span.context is not None
             parent = format(span.parent.span_id, "016x") if span.parent else "-"
-            print(
+            # One write per line: the listener thread prints too, and print() writes the
+            # text and its newline separately, so two threads' lines could interleave.
+            sys.stdout.write(
                 f"{span.kind.name:<8} {span.name:<30} "
-                f"trace={span.context.trace_id:032x} parent={parent}"
+                f"trace={span.context.trace_id:032x} parent={parent}\n"
             )
         return SpanExportResult.SUCCESS
 
@@ -42,12 +45,9 @@ def run(url: str, user: str, password: str) -> None:
     processed = threading.Event()
 
     def on_message(message: jmspy.Message) -> None:
-        print(
-            "processing",
-            message.getBody(str),
-            "traceparent",
-            message.getStringProperty("traceparent"),
-        )
+        body = message.getBody(str)
+        traceparent = message.getStringProperty("traceparent")
+        sys.stdout.write(f"processing {body} traceparent {traceparent}\n")
         processed.set()
 
     with factory.createConnection() as connection:
