@@ -27,21 +27,18 @@ The generated configuration (5.18.3 accepts all of it; measured):
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tarfile
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Unpack
 from xml.sax.saxutils import quoteattr
 
+from . import maven_archive
 from ._process import (
     PORT_TAKEN,
     LocalBroker,
@@ -51,7 +48,7 @@ from ._process import (
     failure_report,
     tail,
 )
-from .artemis import DEPENDENCY_PLUGIN, MAVEN_CENTRAL, _read_optional, require_java
+from .artemis import MAVEN_CENTRAL, require_java
 from .base import BrokerProvisioningError, cache_dir, file_lock, port_accepts
 
 __all__ = [
@@ -103,79 +100,16 @@ class ActiveMQDistribution:
 
 
 def archive_name(version: str) -> str:
-    return f"{ARTIFACT_ID}-{version}-bin.tar.gz"
+    return maven_archive.archive_name(ARTIFACT_ID, version)
 
 
 def archive_url(version: str, repo: str = MAVEN_CENTRAL) -> str:
-    group = GROUP_ID.replace(".", "/")
-    return f"{repo.rstrip('/')}/{group}/{ARTIFACT_ID}/{version}/{archive_name(version)}"
-
-
-def _fetch_mvn(mvn: str, version: str, dest: Path) -> Path:
-    args = [
-        mvn,
-        "-B",
-        "-q",
-        f"{DEPENDENCY_PLUGIN}:copy",
-        f"-Dartifact={GROUP_ID}:{ARTIFACT_ID}:{version}:tar.gz:bin",
-        f"-DoutputDirectory={dest}",
-    ]
-    try:
-        done = subprocess.run(
-            args, capture_output=True, text=True, timeout=900, check=False, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BrokerProvisioningError(f"mvn could not fetch ActiveMQ {version}: {exc}") from exc
-    archive = dest / archive_name(version)
-    if done.returncode != 0 or not archive.is_file():
-        raise BrokerProvisioningError(
-            f"mvn could not fetch {GROUP_ID}:{ARTIFACT_ID}:{version}:tar.gz:bin "
-            f"(exit {done.returncode}):\n{tail(done.stdout + done.stderr, 15)}"
-        )
-    return archive
-
-
-def _fetch_https(repo: str, version: str, dest: Path) -> Path:
-    url = archive_url(version, repo)
-    open_url = urllib.request.urlopen
-    for algo in ("sha512", "sha1"):
-        text = _read_optional(open_url, f"{url}.{algo}", 60.0)
-        if text is not None and text.strip():
-            digest = text.strip().split()[0].lower()
-            break
-    else:
-        raise BrokerProvisioningError(f"no .sha512 or .sha1 checksum published for {url}")
-    hasher = hashlib.new(algo)
-    target = dest / archive_name(version)
-    partial = target.with_name(target.name + ".part")
-    try:
-        with open_url(url, timeout=60.0) as response, partial.open("wb") as out:
-            while chunk := response.read(1 << 20):
-                hasher.update(chunk)
-                out.write(chunk)
-    except (urllib.error.URLError, OSError) as exc:
-        partial.unlink(missing_ok=True)
-        raise BrokerProvisioningError(f"download of {url} failed: {exc}") from exc
-    if hasher.hexdigest() != digest:
-        partial.unlink(missing_ok=True)
-        raise BrokerProvisioningError(f"{algo} of {url} does not match the published one")
-    partial.replace(target)
-    return target
+    return maven_archive.archive_url(GROUP_ID, ARTIFACT_ID, version, repo)
 
 
 def _fetch(version: str, dest: Path, env: Mapping[str, str]) -> Path:
     """mvn when installed (it honours settings.xml mirrors), HTTPS otherwise or when it fails."""
-    dest.mkdir(parents=True, exist_ok=True)
-    method = env.get("JMSPY_FETCH_METHOD", "").strip().lower()
-    repo = env.get("JMSPY_MAVEN_REPO", "").strip() or MAVEN_CENTRAL
-    mvn = shutil.which("mvn", path=env.get("PATH", ""))
-    if method != "https" and mvn is not None:
-        try:
-            return _fetch_mvn(mvn, version, dest)
-        except BrokerProvisioningError:
-            if method == "mvn":
-                raise
-    return _fetch_https(repo, version, dest)
+    return maven_archive.fetch_bin_archive(GROUP_ID, ARTIFACT_ID, version, dest, env)
 
 
 def _extract(archive: Path, into: Path, version: str) -> Path:

@@ -46,6 +46,7 @@ from typing import Any, Self, Unpack
 
 from ..settings import NO_AUTO_CREATE_PREFIX, RD_LIMIT2_PREFIX, RD_LIMIT3_PREFIX
 from . import artemis as _maven
+from . import maven_archive
 from ._process import (
     PORT_TAKEN,
     LocalBroker,
@@ -108,7 +109,7 @@ class QpidBrokerJDistribution:
 
 
 def _archive_name(version: str) -> str:
-    return f"{ARTIFACT_ID}-{version}-bin.tar.gz"
+    return maven_archive.archive_name(ARTIFACT_ID, version)
 
 
 def _fetch(version: str, dest: Path, env: Mapping[str, str] | None = None) -> Path:
@@ -116,62 +117,7 @@ def _fetch(version: str, dest: Path, env: Mapping[str, str] | None = None) -> Pa
     published checksum (``$JMSPY_FETCH_METHOD`` forces one, ``$JMSPY_MAVEN_REPO`` another
     repository), as for Artemis."""
     env = os.environ if env is None else env
-    method = env.get("JMSPY_FETCH_METHOD", "").strip().lower()
-    repo = env.get("JMSPY_MAVEN_REPO", "").strip() or _maven.MAVEN_CENTRAL
-    mvn = shutil.which("mvn", path=env.get("PATH", ""))
-    dest.mkdir(parents=True, exist_ok=True)
-    target = dest / _archive_name(version)
-    if method != "https" and mvn is not None:
-        done = _maven._default_mvn_runner(
-            [
-                mvn,
-                "-B",
-                "-q",
-                f"{_maven.DEPENDENCY_PLUGIN}:copy",
-                f"-Dartifact={GROUP_ID}:{ARTIFACT_ID}:{version}:tar.gz:bin",
-                f"-DoutputDirectory={dest}",
-            ],
-            900.0,
-        )
-        if done.returncode == 0 and target.is_file():
-            return target
-        if method == "mvn":
-            raise BrokerProvisioningError(
-                f"mvn could not fetch {GROUP_ID}:{ARTIFACT_ID}:{version}:tar.gz:bin "
-                f"(exit {done.returncode}):\n{tail((done.stdout or '') + (done.stderr or ''), 15)}"
-            )
-    url = f"{repo.rstrip('/')}/{GROUP_ID.replace('.', '/')}/{ARTIFACT_ID}/{version}/"
-    url += _archive_name(version)
-    return _download_checked(url, target)
-
-
-def _download_checked(url: str, target: Path) -> Path:
-    import hashlib
-    import urllib.error
-    import urllib.request
-
-    for algo in ("sha512", "sha1"):
-        text = _maven._read_optional(urllib.request.urlopen, f"{url}.{algo}", 60.0)
-        if text is not None and text.strip():
-            digest = text.strip().split()[0].lower()
-            break
-    else:
-        raise BrokerProvisioningError(f"no .sha512 or .sha1 checksum published for {url}")
-    hasher = hashlib.new(algo)
-    partial = target.with_name(target.name + ".part")
-    try:
-        with urllib.request.urlopen(url, timeout=60.0) as response, partial.open("wb") as out:
-            while chunk := response.read(1 << 20):
-                hasher.update(chunk)
-                out.write(chunk)
-    except (urllib.error.URLError, OSError) as exc:
-        partial.unlink(missing_ok=True)
-        raise BrokerProvisioningError(f"download of {url} failed: {exc}") from exc
-    if hasher.hexdigest() != digest:
-        partial.unlink(missing_ok=True)
-        raise BrokerProvisioningError(f"{algo} of {url} does not match the published one")
-    partial.replace(target)
-    return target
+    return maven_archive.fetch_bin_archive(GROUP_ID, ARTIFACT_ID, version, dest, env)
 
 
 def _extract(archive: Path, into: Path, version: str) -> Path:
