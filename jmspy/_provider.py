@@ -40,7 +40,7 @@ class ProviderSession(Protocol):
         self,
         spec: LinkSpec,
         prefetch: int,
-        decode: Callable[[bytes], Any],
+        decode: Callable[[bytes | bytearray], Any],
         on_message: Callable[[InboundDelivery], None],
         on_closed: Callable[[JMSException], None],
     ) -> AmqpReceiver: ...

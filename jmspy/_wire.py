@@ -59,13 +59,13 @@ class Wire:
         """The node address of a destination on this broker (the adapter's prefixes)."""
         return node_address(destination, self.adapter.queue_prefix, self.adapter.topic_prefix)
 
-    def decoder(self, destination: Destination) -> Callable[[bytes], Message]:
+    def decoder(self, destination: Destination) -> Callable[[bytes | bytearray], Message]:
         """The decoder for messages received from ``destination`` on this connection."""
         policy = self.deserialization_policy
         queue_prefix = self.adapter.queue_prefix
         topic_prefix = self.adapter.topic_prefix
 
-        def decode(payload: bytes) -> Message:
+        def decode(payload: bytes | bytearray) -> Message:
             return decode_message(
                 payload,
                 destination,

@@ -20,6 +20,7 @@ from ..errors import (
     JMSException,
 )
 from .engine import Completion
+from .proton_internals import DeliveryRef, LinkRef, wrap_delivery
 from .terms import (
     LinkSpec,
     error_for_condition,
@@ -98,6 +99,7 @@ class _LinkBase:
     def _register(self, link: Any) -> None:
         self.link = link
         link.jmspy_ctx = self
+        self.connection.forget_link_contexts()
         self.session._links.add(self)
 
     def _on_interrupted(self, error: JMSException) -> None:
@@ -207,6 +209,11 @@ class _LinkBase:
 
     def _on_delivery(self, delivery: Delivery) -> None:
         pass
+
+    def _on_delivery_ref(self, ref: DeliveryRef, link: LinkRef) -> None:
+        """A delivery event, as the C pointers of the delivery and of this link (the engine's
+        shortcut); links without a faster path take proton's wrapper."""
+        self._on_delivery(wrap_delivery(ref))
 
     def _after_earlier_transfers(self) -> None:
         """Hand the consumers the transfers received earlier in this engine pass (they are

@@ -12,6 +12,7 @@ they behave differently.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from cproton import (
     PN_ACCEPTED,
@@ -19,15 +20,67 @@ from cproton import (
     isnull,
     pn_collector_peek,
     pn_collector_pop,
+    pn_decref,
+    pn_delivery_aborted,
     pn_delivery_link,
+    pn_delivery_partial,
+    pn_delivery_pending,
+    pn_delivery_readable,
     pn_delivery_settle,
     pn_delivery_update,
     pn_event_delivery,
     pn_event_type,
+    pn_incref,
+    pn_link_advance,
 )
+from cproton_ffi import ffi, lib
 from proton import Collector, Delivery, Event, Link
 
-__all__ = ["accept_and_settle", "delivery_link", "dispatch_events"]
+__all__ = [
+    "DeliveryHandle",
+    "DeliveryRef",
+    "LinkRef",
+    "accept_and_settle",
+    "delivery_aborted",
+    "delivery_link",
+    "delivery_link_ref",
+    "delivery_ref",
+    "dispatch_events",
+    "link_ref",
+    "read_transfer",
+    "settle_ref",
+    "wrap_delivery",
+    "wrap_link",
+]
+
+# A proton C object as the C binding hands it out (a cffi pointer). Pointers to the same
+# object compare and hash equal, so a link's pointer can key a dict; it is only valid while
+# proton keeps the object, which a DeliveryHandle or a proton wrapper guarantees.
+DeliveryRef = Any
+LinkRef = Any
+
+
+class DeliveryHandle:
+    """A received delivery, held by its C pointer (one reference, as a proton wrapper holds).
+
+    proton's ``Delivery`` wrapper costs two dispositions, a record lookup and an attribute
+    dict per transfer; a consumer needs the wrapper only for the rare outcomes (released,
+    rejected, modified, transactional), so it is built on demand by :meth:`wrap`.
+    """
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, ref: DeliveryRef) -> None:
+        pn_incref(ref)
+        self._ref = ref
+
+    def __del__(self) -> None:
+        pn_decref(self._ref)
+
+    def wrap(self) -> Delivery:
+        """proton's wrapper for this delivery."""
+        delivery: Delivery = Delivery.wrap(self._ref)
+        return delivery
 
 
 def delivery_link(delivery: Delivery) -> Link:
@@ -37,22 +90,79 @@ def delivery_link(delivery: Delivery) -> Link:
     return link
 
 
-def accept_and_settle(delivery: Delivery) -> None:
+def delivery_link_ref(ref: DeliveryRef) -> LinkRef:
+    """The C pointer of the link a delivery is on."""
+    return pn_delivery_link(ref)
+
+
+def delivery_ref(delivery: Delivery) -> DeliveryRef:
+    """The C pointer of a proton delivery."""
+    return delivery._impl
+
+
+def link_ref(link: Link) -> LinkRef:
+    """The C pointer of a proton link (the key :func:`delivery_link_ref` gives back)."""
+    return link._impl
+
+
+def wrap_link(ref: LinkRef) -> Link:
+    """proton's wrapper for a link pointer."""
+    link: Link = Link.wrap(ref)
+    return link
+
+
+def wrap_delivery(ref: DeliveryRef) -> Delivery:
+    """proton's wrapper for a delivery pointer."""
+    delivery: Delivery = Delivery.wrap(ref)
+    return delivery
+
+
+def read_transfer(ref: DeliveryRef, link: LinkRef) -> bytearray | None:
+    """The whole payload of a received transfer, the link advanced past it; None while the
+    transfer is incomplete (more frames to come) or has no data to read.
+
+    One exact-size buffer filled by proton: ``Receiver.recv`` allocates one of the size asked
+    for, then copies what was read out of it, and reads the delivery state through wrappers.
+    """
+    if not pn_delivery_readable(ref) or pn_delivery_partial(ref):
+        return None
+    size = pn_delivery_pending(ref)
+    payload = bytearray(size)
+    if size:
+        read = lib.pn_link_recv(link, ffi.from_buffer(payload), size)
+        if 0 <= read < size:  # proton handed over less than it said was pending
+            del payload[read:]
+    pn_link_advance(link)
+    return payload
+
+
+def delivery_aborted(ref: DeliveryRef) -> bool:
+    """Whether the sender aborted the transfer."""
+    return bool(pn_delivery_aborted(ref))
+
+
+def settle_ref(ref: DeliveryRef) -> None:
+    """Settle a delivery (no outcome of ours)."""
+    pn_delivery_settle(ref)
+
+
+def accept_and_settle(delivery: Delivery | DeliveryHandle) -> None:
     """``delivery.update(Delivery.ACCEPTED); delivery.settle()`` without copying the (empty)
     local data, annotations and condition into proton first, as ``update`` does: the
     acknowledgement of every received message goes through here."""
-    impl = delivery._impl
+    impl = delivery._ref if isinstance(delivery, DeliveryHandle) else delivery._impl
     pn_delivery_update(impl, PN_ACCEPTED)
     pn_delivery_settle(impl)
 
 
 def dispatch_events(
     collector: Collector,
-    on_delivery: Callable[[Delivery], None] | None,
+    on_delivery: Callable[[DeliveryRef], None] | None,
     on_event: Callable[[Event], None],
 ) -> None:
-    """Hand every pending event of ``collector`` to ``on_delivery`` (delivery events, when
-    given) or ``on_event`` (all others), popping each after its handler returns.
+    """Hand every pending event of ``collector`` to ``on_delivery`` (the delivery's C pointer,
+    for delivery events, when given) or ``on_event`` (all others), popping each after its
+    handler returns.
 
     Delivery events (one per settled send, one per received transfer) skip proton's Event
     wrapper, which builds delivery, link, session, connection and transport wrappers each
@@ -64,7 +174,7 @@ def dispatch_events(
         if isnull(event):
             return
         if on_delivery is not None and pn_event_type(event) == PN_DELIVERY:
-            on_delivery(Delivery.wrap(pn_event_delivery(event)))
+            on_delivery(pn_event_delivery(event))
         else:
             on_event(Event.wrap(event))
         pn_collector_pop(impl)

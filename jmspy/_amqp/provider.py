@@ -24,7 +24,6 @@ from typing import Any, cast
 from proton import (
     Condition,
     Connection,
-    Delivery,
     Event,
     Transport,
     symbol,
@@ -42,7 +41,7 @@ from . import sasl
 from .engine import Completion, Engine, EngineStopped, IdleTimeoutExpired
 from .event_loop import shared_loop
 from .links import _context_of, _LinkBase  # noqa: F401 - re-exported
-from .proton_internals import delivery_link
+from .proton_internals import DeliveryRef, LinkRef, delivery_link_ref, wrap_link
 from .receiver import AmqpReceiver as AmqpReceiver  # re-exported
 from .sender import AmqpSender as AmqpSender  # re-exported
 from .sender import PendingSend  # noqa: F401 - re-exported
@@ -125,6 +124,10 @@ class AmqpConnection:
         self.failure: JMSException | None = None
         self._closing = False
         self._state = CONNECTING
+        # Engine thread: the link context of each link pointer that had a delivery event, so
+        # a transfer finds its consumer without building a proton wrapper. Emptied whenever
+        # a link is created (a new link may take a freed link's address) and on release.
+        self._ctx_by_link: dict[LinkRef, _LinkBase | None] = {}
         self.epoch = 0
         self._gen = 0
         self._live_gen = -1
@@ -461,11 +464,21 @@ class AmqpConnection:
 
     # ---- engine thread ------------------------------------------------------------------
 
-    def on_delivery_fast(self, delivery: Delivery) -> None:
-        """The engine's shortcut for delivery events (see Engine._dispatch_events)."""
-        ctx = _context_of(delivery_link(delivery))
+    def on_delivery_fast(self, ref: DeliveryRef) -> None:
+        """The engine's shortcut for delivery events (see Engine._dispatch_events): the
+        delivery's C pointer goes to its link's context."""
+        link = delivery_link_ref(ref)
+        by_link = self._ctx_by_link
+        try:
+            ctx = by_link[link]
+        except KeyError:
+            ctx = by_link[link] = _context_of(wrap_link(link))
         if ctx is not None:
-            ctx._on_delivery(delivery)
+            ctx._on_delivery_ref(ref, link)
+
+    def forget_link_contexts(self) -> None:
+        """Engine thread: a link was created or released; look contexts up afresh."""
+        self._ctx_by_link.clear()
 
     def on_proton_event(self, event: Event) -> None:
         kind = event.type
@@ -670,6 +683,7 @@ class AmqpConnection:
         the jmspy objects, and through them the proton connection and transport, alive for
         ever. Safe once the engine thread has stopped using them (on the engine thread after
         its loop, or any thread after join)."""
+        self._ctx_by_link.clear()
         session = conn.session_head(0)
         while session is not None:
             session.jmspy_ctx = None

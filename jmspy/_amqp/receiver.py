@@ -26,7 +26,18 @@ from ..errors import (
 from .attach_amender import Amendment
 from .engine import Completion
 from .links import _LinkBase
-from .proton_internals import accept_and_settle
+from .proton_internals import (
+    DeliveryHandle,
+    DeliveryRef,
+    LinkRef,
+    accept_and_settle,
+    delivery_aborted,
+    delivery_ref,
+    link_ref,
+    read_transfer,
+    settle_ref,
+    wrap_delivery,
+)
 from .terms import (
     ACCEPTED_CODE,
     JMS_SELECTOR_CODE,
@@ -54,7 +65,7 @@ class AmqpReceiver(_LinkBase):
         session: AmqpSession,
         spec: LinkSpec,
         prefetch: int,
-        decode: Callable[[bytes], Any],
+        decode: Callable[[bytes | bytearray], Any],
         on_message: Callable[[InboundDelivery], None],
         on_closed: Callable[[JMSException], None],
     ) -> None:
@@ -184,14 +195,15 @@ class AmqpReceiver(_LinkBase):
             drain.succeed(None)
 
     def _on_delivery(self, delivery: Delivery) -> None:
-        if not delivery.readable or delivery.partial:
+        self._on_delivery_ref(delivery_ref(delivery), link_ref(self.link))
+
+    def _on_delivery_ref(self, ref: DeliveryRef, link_ref: LinkRef) -> None:
+        payload = read_transfer(ref, link_ref)
+        if payload is None:
             return
-        link = self.link
-        payload = link.recv(delivery.pending)
-        link.advance()
         self._pulling = False
-        if delivery.aborted:
-            delivery.settle()
+        if delivery_aborted(ref):
+            settle_ref(ref)
             return
         try:
             message = self._decode(payload)
@@ -202,6 +214,7 @@ class AmqpReceiver(_LinkBase):
                 self.spec.address,
                 exc,
             )
+            delivery = wrap_delivery(ref)
             delivery.local.failed = True
             delivery.local.undeliverable = True
             delivery.update(Delivery.MODIFIED)
@@ -209,7 +222,7 @@ class AmqpReceiver(_LinkBase):
             self._return_credit_now(1)
             return
         inbound = InboundDelivery(
-            delivery, message, self, False, time.monotonic(), self.connection.epoch
+            DeliveryHandle(ref), message, self, False, time.monotonic(), self.connection.epoch
         )
         self.open_deliveries.add(inbound)
         arrived = self._arrived
@@ -218,7 +231,7 @@ class AmqpReceiver(_LinkBase):
             self.connection.engine.after_dispatch(self._hand_over_arrived)
         # A drain also ends when the transfers use up the credit: the peer then owes no flow
         # frame, so waiting for one would wait for the drain timeout.
-        if self._drain is not None and link.credit == 0:
+        if self._drain is not None and self.link.credit == 0:
             self._end_drain()
 
     def _hand_over_arrived(self) -> None:
@@ -525,7 +538,7 @@ def _settle_now(
     inbound.settled = True
     receiver = inbound.receiver
     receiver.open_deliveries.discard(inbound)
-    delivery = inbound.delivery
+    handle = inbound.delivery
     if receiver.failure is not None or inbound.epoch != receiver.connection.epoch:
         # Failed link, or a delivery of a transport failover has replaced: nothing to settle
         # (the broker puts the message back and redelivers it).
@@ -533,13 +546,14 @@ def _settle_now(
     if outcome == "modified" and not inbound.receiver.modified_outcome:
         # The broker does not know the modified outcome: the nearest it understands.
         outcome = "rejected" if undeliverable else "released"
+    if outcome == "accepted" and txn_id is None:
+        accept_and_settle(handle)
+        return
+    delivery = handle.wrap()
     if txn_id is not None and outcome == "accepted":
         # transactional-state(txn-id, accepted): the acknowledgement takes effect at commit.
         delivery.local.data = cast(Any, [txn_id, Described(ulong(ACCEPTED_CODE), [])])
         delivery.update(TRANSACTIONAL_STATE)
-    elif outcome == "accepted":
-        accept_and_settle(delivery)
-        return
     elif outcome == "released":
         delivery.update(Delivery.RELEASED)
     elif outcome == "rejected":

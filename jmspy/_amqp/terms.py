@@ -12,7 +12,6 @@ from proton import (
     Array,
     Condition,
     Data,
-    Delivery,
     symbol,
 )
 
@@ -27,6 +26,7 @@ from ..errors import (
 )
 
 if TYPE_CHECKING:
+    from .proton_internals import DeliveryHandle
     from .receiver import AmqpReceiver
 
 # Connection capabilities (Qpid JMS asks for the same four).
@@ -116,10 +116,11 @@ def _symbols_of(value: Any) -> set[str]:
 class InboundDelivery:
     """A transfer received on a consumer link, handed to the JMS layer with its decoded message.
 
-    ``delivery`` is a proton object: only the engine thread may touch it.
+    ``delivery`` holds the proton delivery (``delivery.wrap()`` gives proton's wrapper): only
+    the engine thread may touch it.
     """
 
-    delivery: Delivery
+    delivery: DeliveryHandle
     message: Any
     receiver: AmqpReceiver
     settled: bool = False

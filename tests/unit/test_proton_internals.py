@@ -15,7 +15,18 @@ import importlib.metadata
 from proton import Collector, Connection, Delivery, Event, Link, Transport
 
 from jmspy._amqp import proton_internals
-from jmspy._amqp.proton_internals import accept_and_settle, delivery_link, dispatch_events
+from jmspy._amqp.proton_internals import (
+    DeliveryHandle,
+    accept_and_settle,
+    delivery_link,
+    delivery_link_ref,
+    delivery_ref,
+    dispatch_events,
+    link_ref,
+    read_transfer,
+    wrap_delivery,
+    wrap_link,
+)
 
 # Every private name proton_internals imports or reads, by module.
 PRIVATE_NAMES = {
@@ -25,12 +36,20 @@ PRIVATE_NAMES = {
         "isnull",
         "pn_collector_peek",
         "pn_collector_pop",
+        "pn_decref",
+        "pn_delivery_aborted",
         "pn_delivery_link",
+        "pn_delivery_partial",
+        "pn_delivery_pending",
+        "pn_delivery_readable",
         "pn_delivery_settle",
         "pn_delivery_update",
         "pn_event_delivery",
         "pn_event_type",
+        "pn_incref",
+        "pn_link_advance",
     ),
+    "cproton_ffi": ("ffi", "lib"),
 }
 
 
@@ -126,10 +145,11 @@ def test_dispatch_events_hands_delivery_events_to_the_shortcut_and_pops_them() -
     incoming.settle()
     pair.pump()
 
-    deliveries: list[Delivery] = []
+    refs: list[object] = []
     events: list[Event] = []
-    dispatch_events(pair.collector, deliveries.append, events.append)
+    dispatch_events(pair.collector, refs.append, events.append)
 
+    deliveries = [wrap_delivery(ref) for ref in refs]
     assert [d.tag for d in deliveries] == [sent.tag]
     assert all(isinstance(e, Event) and e.type != Event.DELIVERY for e in events)
     assert deliveries[0].remote_state == Delivery.ACCEPTED
@@ -198,3 +218,51 @@ def test_only_proton_internals_imports_cproton() -> None:
         )
     ]
     assert offenders == [], f"proton internals used outside proton_internals.py: {offenders}"
+
+
+def test_delivery_pointers_key_their_link_and_wrap_back() -> None:
+    """The provider keys link contexts by the link pointer a delivery event gives: pointers to
+    the same link must compare and hash equal, and wrap back to the same proton objects."""
+    pair = _Pair()
+    sender, _receiver = pair.open_link_pair()
+    delivery = _send_one(pair, sender)
+    key = delivery_link_ref(delivery_ref(delivery))
+    assert key == link_ref(sender)
+    assert {link_ref(sender): "ctx"}[key] == "ctx"
+    assert wrap_link(key).name == "s"
+    assert wrap_delivery(delivery_ref(delivery)).tag == "tag-1"
+
+
+def test_read_transfer_reads_the_whole_payload_and_advances() -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    body = bytes(range(256)) * 40  # several frames' worth at proton's default frame size
+    outgoing = sender.delivery(b"tag-2")
+    sender.send(body[:100])
+    pair.pump()
+    incoming = receiver.current
+    assert incoming is not None
+    # Incomplete: the sender has not advanced yet.
+    assert read_transfer(delivery_ref(incoming), link_ref(receiver)) is None
+    sender.send(body[100:])
+    sender.advance()
+    pair.pump()
+    payload = read_transfer(delivery_ref(incoming), link_ref(receiver))
+    assert payload == body
+    assert receiver.current is None or receiver.current != incoming  # advanced past it
+    assert outgoing.tag == "tag-2"
+
+
+def test_a_delivery_handle_keeps_the_delivery_and_settles_it_accepted() -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    sent = _send_one(pair, sender)
+    incoming = receiver.current
+    assert incoming is not None
+    handle = DeliveryHandle(delivery_ref(incoming))
+    del incoming
+    assert handle.wrap().tag == "tag-1"
+    accept_and_settle(handle)
+    pair.pump()
+    assert sent.remote_state == Delivery.ACCEPTED
+    assert sent.settled
