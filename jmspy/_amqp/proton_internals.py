@@ -26,13 +26,18 @@ from cproton import (
     pn_delivery_partial,
     pn_delivery_pending,
     pn_delivery_readable,
+    pn_delivery_remote_state,
     pn_delivery_settle,
+    pn_delivery_settled,
     pn_delivery_update,
+    pn_delivery_updated,
     pn_event_delivery,
     pn_event_type,
     pn_incref,
     pn_link_advance,
+    pn_link_credit,
 )
+from cproton import pn_delivery as _pn_delivery
 from cproton_ffi import ffi, lib
 from proton import Collector, Delivery, Event, Link
 
@@ -46,9 +51,12 @@ __all__ = [
     "delivery_link_ref",
     "delivery_ref",
     "dispatch_events",
+    "link_credit",
     "link_ref",
+    "outcome_of",
     "read_transfer",
     "settle_ref",
+    "start_transfer",
     "wrap_delivery",
     "wrap_link",
 ]
@@ -134,6 +142,31 @@ def read_transfer(ref: DeliveryRef, link: LinkRef) -> bytearray | None:
             del payload[read:]
     pn_link_advance(link)
     return payload
+
+
+def start_transfer(link: LinkRef, tag: bytes, payload: bytes) -> DeliveryRef:
+    """Write one whole transfer on a sender link (``link.delivery(tag)``, ``link.stream``,
+    ``link.advance`` without the wrappers) and return its delivery pointer, which stays valid
+    until jmspy settles the delivery or the connection is released."""
+    ref = _pn_delivery(link, tag)
+    lib.pn_link_send(link, ffi.from_buffer(payload), len(payload))
+    pn_link_advance(link)
+    return ref
+
+
+def link_credit(link: LinkRef) -> int:
+    """The link's credit."""
+    credit: int = pn_link_credit(link)
+    return credit
+
+
+def outcome_of(ref: DeliveryRef) -> int | None:
+    """A sent delivery's remote state when the peer has decided it (0 when it settled without
+    an outcome), else None (no news: a delivery event for another reason)."""
+    state: int = pn_delivery_remote_state(ref)
+    if state == 0 and not (pn_delivery_updated(ref) and pn_delivery_settled(ref)):
+        return None
+    return state
 
 
 def delivery_aborted(ref: DeliveryRef) -> bool:

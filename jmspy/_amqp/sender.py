@@ -25,6 +25,17 @@ from ..errors import (
 )
 from .engine import Completion, EngineStopped
 from .links import _LinkBase
+from .proton_internals import (
+    DeliveryRef,
+    LinkRef,
+    delivery_ref,
+    link_credit,
+    link_ref,
+    outcome_of,
+    settle_ref,
+    start_transfer,
+    wrap_delivery,
+)
 from .terms import (
     OUTCOMES,
     REJECTED_CODE,
@@ -62,8 +73,9 @@ class AmqpSender(_LinkBase):
         self._outbox_lock = threading.Lock()
         self._flush_scheduled = False
         self._tags = itertools.count(1)
-        # Written, not yet settled by the peer, in send order (resent after a reconnect).
-        self._unsettled: dict[Any, PendingSend] = {}
+        # Written, not yet settled by the peer, in send order (resent after a reconnect),
+        # keyed by the delivery's C pointer (never dereferenced once the entry is gone).
+        self._unsettled: dict[DeliveryRef, PendingSend] = {}
         self._in_flight = threading.BoundedSemaphore(max_in_flight)
         self.async_failure_handler: Callable[[JMSException], None] | None = None
         self.txn_failure_handler: Callable[[JMSException], None] | None = None
@@ -206,22 +218,29 @@ class AmqpSender(_LinkBase):
             return
         epoch = self.connection.epoch
         remaining: list[PendingSend] = []
+        ref = link_ref(link)
+        credit = link_credit(ref)
+        unsettled = self._unsettled
+        tags = self._tags
         for index, pending in enumerate(outbox):
             if pending.txn_epoch is not None and pending.txn_epoch != epoch:
                 self._drop_lost_transactional(pending)
                 continue
-            if link.credit <= 0:
+            if credit <= 0:
                 remaining = outbox[index:]
                 break
-            tag = str(next(self._tags)).encode()
-            delivery = link.delivery(tag)
+            credit -= 1
+            tag = str(next(tags)).encode()
             if pending.txn_id is not None:
                 # The transfer carries transactional-state(txn-id): it counts at commit only.
+                delivery = link.delivery(tag)
                 delivery.local.data = [pending.txn_id]
                 delivery.update(TRANSACTIONAL_STATE)
-            link.stream(pending.payload)
-            link.advance()
-            self._unsettled[delivery.tag] = pending
+                link.stream(pending.payload)
+                link.advance()
+                unsettled[delivery_ref(delivery)] = pending
+            else:
+                unsettled[start_transfer(ref, tag, pending.payload)] = pending
         if remaining:
             with self._outbox_lock:
                 self._outbox[:0] = remaining
@@ -253,12 +272,22 @@ class AmqpSender(_LinkBase):
             self._do_flush()
 
     def _on_delivery(self, delivery: Delivery) -> None:
-        if not delivery.updated and not delivery.remote_state:
+        self._on_delivery_ref(delivery_ref(delivery), link_ref(self.link))
+
+    def _on_delivery_ref(self, ref: DeliveryRef, link: LinkRef) -> None:
+        state = outcome_of(ref)
+        if state is None:
             return
-        state = delivery.remote_state
-        if state == 0 and not delivery.settled:
+        pending = self._unsettled.pop(ref, None)
+        if state == Delivery.ACCEPTED:
+            settle_ref(ref)
+            if pending is not None:
+                self._after_earlier_transfers()
+                self._in_flight.release()
+                if pending.completion is not None:
+                    pending.completion.succeed(None)
             return
-        pending = self._unsettled.pop(delivery.tag, None)
+        delivery = wrap_delivery(ref)
         delivery.settle()
         if pending is None:
             return
@@ -274,8 +303,6 @@ class AmqpSender(_LinkBase):
                 )
                 if self.txn_failure_handler is not None:
                     self.txn_failure_handler(error)
-        elif state == Delivery.ACCEPTED:
-            pass
         elif state == Delivery.REJECTED:
             error = error_for_condition(
                 delivery.remote.condition, JMSException, f"send to {self.spec.address!r} rejected"

@@ -26,7 +26,6 @@ from proton import (
     short,
     symbol,
     timestamp,
-    ulong,
 )
 
 from jmspy._amqp.codec.common import (
@@ -52,10 +51,10 @@ from jmspy._amqp.codec.common import (
     MSG_TYPE_OBJECT,
     MSG_TYPE_STREAM,
     MSG_TYPE_TEXT,
-    PROPERTIES,
     _data,
     _framed,
 )
+from jmspy._amqp.codec.properties import properties_section
 from jmspy._amqp.ids import IdConversionError, to_id_object
 from jmspy.destination import Destination
 from jmspy.errors import JMSException, MessageFormatException
@@ -397,27 +396,11 @@ def _encode(
         if rtg is not None and rtg[1] is not None:
             fields[12] = str(rtg[1])
 
-    d = _data()
-    last = 12
-    while last >= 0 and fields[last] is None:
-        last -= 1
-    if last >= 0:
-        d.put_described()
-        d.enter()
-        d.put_ulong(PROPERTIES)
-        d.put_list()
-        d.enter()
-        for i in range(last + 1):
-            value = fields[i]
-            if value is None:
-                d.put_null()
-            else:
-                _PROPERTY_PUTTERS[i](d, value)
-        d.exit()
-        d.exit()
+    parts.append(properties_section(fields))
 
     # -- application properties (vendor JMS_AMQP_* names are intercepted, never sent), and
     # the broker's duplicate-detection id (name, value) when the producer stamps one
+    d: Data | None = None  # proton's general encoder, only for what needs it
     late_section: bytes | None = None
     if (
         duplicate_id is not None
@@ -428,6 +411,7 @@ def _encode(
         # section is written directly, after the properties, for a fraction of the cost.
         late_section = _duplicate_id_section(*duplicate_id)
     elif props or duplicate_id is not None:
+        d = _data()
         started = False
         for name, tv in (props or {}).items():
             if name.startswith(JMS_AMQP_PREFIX):
@@ -446,20 +430,24 @@ def _encode(
             d.exit()
 
     # -- body sections that need the general encoder
+    if d is None and (msg_type in (MSG_TYPE_MAP, MSG_TYPE_STREAM) or typed_object_set):
+        d = _data()
     if msg_type == MSG_TYPE_MAP:
-        assert isinstance(msg, MapMessage)
+        assert isinstance(msg, MapMessage) and d is not None
         _put_typed_body(d, AMQP_VALUE, msg.get_typed_entries())
     elif msg_type == MSG_TYPE_STREAM:
-        assert isinstance(msg, StreamMessage)
+        assert isinstance(msg, StreamMessage) and d is not None
         _put_typed_body(d, AMQP_SEQUENCE, msg.get_typed_items())
     elif typed_object_set:
+        assert d is not None
         d.put_described()
         d.enter()
         d.put_ulong(AMQP_VALUE)
         d.put_object(typed_object)
         d.exit()
 
-    parts.append(d.encode())
+    if d is not None:
+        parts.append(d.encode())
     if late_section is not None:
         parts.append(late_section)
     if body is not None:
@@ -517,33 +505,3 @@ def _duplicate_id_section(name: str, value: str) -> bytes:
     return b"".join(
         (b"\x00\x53\x74\xd1", (len(entries) + 4).to_bytes(4, "big"), b"\x00\x00\x00\x02", entries)
     )
-
-
-def _put_id(d: Data, value: Any) -> None:
-    if isinstance(value, str):
-        d.put_string(value)
-    elif isinstance(value, ulong):
-        d.put_ulong(value)
-    elif isinstance(value, uuid.UUID):
-        d.put_uuid(value)
-    elif isinstance(value, bytes):
-        d.put_binary(value)
-    else:
-        raise MessageFormatException(f"Unsupported id value type {type(value).__name__}")
-
-
-_PROPERTY_PUTTERS: tuple[Callable[[Data, Any], None], ...] = (
-    _put_id,  # message-id
-    Data.put_binary,  # user-id
-    Data.put_string,  # to
-    Data.put_string,  # subject
-    Data.put_string,  # reply-to
-    _put_id,  # correlation-id
-    Data.put_symbol,  # content-type
-    Data.put_symbol,  # content-encoding
-    Data.put_timestamp,  # absolute-expiry-time
-    Data.put_timestamp,  # creation-time
-    Data.put_string,  # group-id
-    Data.put_uint,  # group-sequence
-    Data.put_string,  # reply-to-group-id
-)
