@@ -414,20 +414,19 @@ class MessageProducer(MessageProducerTwins):
                 self._adapter.publication_defaults,
             )
         timestamp = now_ms()
-        message.setJMSDestination(destination)
-        message.setJMSDeliveryMode(mode)
-        message.setJMSPriority(priority)
-        message.setJMSRedelivered(False)
-        message.setJMSTimestamp(0 if settings.disable_timestamp else timestamp)
-        message.setJMSExpiration(saturating_add(timestamp, ttl) if ttl > 0 else 0)
-        message.setJMSDeliveryTime(saturating_add(timestamp, delay))
-        message.setJMSMessageID(
-            None if settings.disable_message_id else self._id_prefix + str(next(self._message_seq))
-        )
         # As in Qpid JMS: JMSXUserID is the authenticated user with jms.populateJMSXUserID and
         # is cleared on every other send, so a message cannot claim someone else's identity.
         options = self._connection.options
-        message.set_user_id(options.username if options.populate_jmsx_user_id else None)
+        message.stamp_for_send(
+            destination,
+            mode,
+            priority,
+            0 if settings.disable_timestamp else timestamp,
+            saturating_add(timestamp, ttl) if ttl > 0 else 0,
+            saturating_add(timestamp, delay),
+            None if settings.disable_message_id else self._id_prefix + str(next(self._message_seq)),
+            options.username if options.populate_jmsx_user_id else None,
+        )
         adapter = self._adapter
         payload = encode_message(
             message,

@@ -127,6 +127,29 @@ class MessageFacade:
         """JMSXUserID as the producer stamps it (the authenticated user, or cleared)."""
         self._user_id = user_id
 
+    def stamp_for_send(
+        self,
+        destination: Destination,
+        delivery_mode: int,
+        priority: int,
+        timestamp: int,
+        expiration: int,
+        delivery_time: int,
+        message_id: str | None,
+        user_id: str | None,
+    ) -> None:
+        """The headers the producer sets at send, all at once; the producer has validated
+        every value (the setters would check them again, per message)."""
+        self._destination = destination
+        self._delivery_mode = delivery_mode
+        self._priority = priority
+        self._redelivered = False
+        self._timestamp = timestamp
+        self._expiration = expiration
+        self._delivery_time = delivery_time
+        self._message_id = message_id
+        self._user_id = user_id
+
     # -- receiving: fill ---------------------------------------------------------------------
 
     def set_received_header(self, durable: bool, priority: int | None, delivery_count: int) -> None:
