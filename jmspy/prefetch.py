@@ -155,20 +155,33 @@ class BufferedDelivery:
 
     def _dispatch_one(self: _Consumer) -> None:
         """Session dispatch thread: deliver buffered messages to the listener, up to
-        LISTENER_RUN of them, while the connection runs and the listener stays the same."""
+        LISTENER_RUN of them, while the connection runs and the listener stays the same.
+
+        The run is taken out of the buffer in one lock round (the engine thread fills the
+        buffer under the same lock, so a lock round per message made the two threads wait
+        on each other at every message); what the run did not deliver goes back in front."""
         listener = self._listener
+        run: list[InboundDelivery] = []
         try:
-            for _ in range(LISTENER_RUN):
-                if listener is None or self._closed or self._deferred_close:
-                    return
-                with self._cv:
+            if listener is None or self._closed or self._deferred_close:
+                return
+            with self._cv:
+                for _ in range(LISTENER_RUN):
                     inbound = self._take()
-                if inbound is None:
+                    if inbound is None:
+                        break
+                    run.append(inbound)
+            run.reverse()  # popped from the end: arrival order
+            while run:
+                if self._closed or self._deferred_close:
                     return
-                self._deliver_one(listener, inbound)
+                self._deliver_one(listener, run.pop())
                 if self._stop_run(listener):
                     return
         finally:
+            if run:
+                with self._cv:
+                    self._buffer.extendleft(run)  # reversed already: back in arrival order
             if self._deferred_close:
                 self._close_internal()
             with self._cv:
