@@ -43,8 +43,32 @@ def _string(value: Any) -> bytes:
     return _variable(0xA1, 0xB1, value.encode("utf-8"))
 
 
+# Addresses, subjects and content types repeat from message to message: their encodings are
+# kept (the message id, different every time, is not). Cleared when full.
+_REPEATED: dict[tuple[int, str], bytes] = {}
+_REPEATED_SIZE = 256
+
+
+def _repeated_string(value: Any) -> bytes:
+    key = (0xA1, value)
+    encoded = _REPEATED.get(key)
+    if encoded is None:
+        encoded = _string(value)
+        if len(_REPEATED) >= _REPEATED_SIZE:
+            _REPEATED.clear()
+        _REPEATED[key] = encoded
+    return encoded
+
+
 def _symbol(value: Any) -> bytes:
-    return _variable(0xA3, 0xB3, str(value).encode("ascii"))
+    key = (0xA3, value)
+    encoded = _REPEATED.get(key)
+    if encoded is None:
+        encoded = _variable(0xA3, 0xB3, str(value).encode("ascii"))
+        if len(_REPEATED) >= _REPEATED_SIZE:
+            _REPEATED.clear()
+        _REPEATED[key] = encoded
+    return encoded
 
 
 def _binary(value: Any) -> bytes:
@@ -88,9 +112,9 @@ def _message_id(value: Any) -> bytes:
 _WRITERS = (
     _message_id,  # message-id
     _binary,  # user-id
-    _string,  # to
-    _string,  # subject
-    _string,  # reply-to
+    _repeated_string,  # to
+    _repeated_string,  # subject
+    _repeated_string,  # reply-to
     _message_id,  # correlation-id
     _symbol,  # content-type
     _symbol,  # content-encoding
@@ -98,7 +122,7 @@ _WRITERS = (
     _timestamp,  # creation-time
     _string,  # group-id
     _uint,  # group-sequence
-    _string,  # reply-to-group-id
+    _repeated_string,  # reply-to-group-id
 )
 
 
