@@ -280,7 +280,9 @@ class MessageConsumer(
         if self._arrival_hook is not None:
             self._arrival_hook()
         if (self._listener is not None or self._batch_listener is not None) and pending:
-            self._port.signal_ready(self, pending)
+            # One turn per consumer (a run asks for the next while messages remain), so the
+            # consumers of a session take turns from the start.
+            self._port.signal_ready(self)
 
     def _check_closed(self) -> None:
         if self._closed:
@@ -437,7 +439,7 @@ class MessageConsumer(
             with self._cv:
                 pending = len(self._buffer)
             if pending:
-                self._port.signal_ready(self, pending)
+                self._port.signal_ready(self)  # a run asks for more turns while some remain
 
     def setBatchMessageListener(
         self, listener: BatchListenerLike | None, batchSize: int = 1, batchTimeout: int = 0

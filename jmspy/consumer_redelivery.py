@@ -146,9 +146,9 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
             self._cv.notify()
         if self._arrival_hook is not None:
             self._arrival_hook()
-        if self._listener is not None:
-            self._port.signal_ready(self, len(inbounds))
-        elif self._batch_listener is not None:
+        if self._listener is not None or self._batch_listener is not None:
+            # One turn: a listener run takes up to LISTENER_RUN and asks for another while
+            # messages remain.
             self._port.signal_ready(self)
 
 
