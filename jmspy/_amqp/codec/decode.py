@@ -153,6 +153,13 @@ def _type_byte(annotations: dict[Any, Any], key: symbol, legacy_key: symbol) -> 
     return -1
 
 
+# Received queues and topics by everything that decides them: a consumer sees the same few
+# addresses over and over, and Queue/Topic are values (temporary destinations, which carry
+# state, are never kept). Cleared when full.
+_DESTINATIONS: dict[tuple[Any, ...], Destination | None] = {}
+_DESTINATIONS_SIZE = 512
+
+
 def _make_destination(
     address: str | None,
     type_byte: int,
@@ -163,6 +170,28 @@ def _make_destination(
 ) -> Destination | None:
     if address is None:
         return None if use_consumer_for_type_only else consumer_destination
+    key = (address, type_byte, consumer_destination, queue_prefix, topic_prefix)
+    try:
+        return _DESTINATIONS[key]
+    except KeyError:
+        pass
+    destination = _new_destination(
+        address, type_byte, consumer_destination, queue_prefix, topic_prefix
+    )
+    if destination is None or not destination.is_temporary:
+        if len(_DESTINATIONS) >= _DESTINATIONS_SIZE:
+            _DESTINATIONS.clear()
+        _DESTINATIONS[key] = destination
+    return destination
+
+
+def _new_destination(
+    address: str,
+    type_byte: int,
+    consumer_destination: Destination | None,
+    queue_prefix: str | None,
+    topic_prefix: str | None,
+) -> Destination | None:
     cls: type[Destination]
     if type_byte == QUEUE_TYPE:
         cls = Queue
