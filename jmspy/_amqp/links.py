@@ -9,9 +9,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from proton import (
+    Connection,
     Delivery,
     Link,
     Terminus,
+    Transport,
 )
 
 from ..errors import (
@@ -44,6 +46,31 @@ def _session_context(session: Any) -> AmqpSession | None:
     if session is None:
         return None
     return getattr(session, "jmspy_ctx", None)
+
+
+def release_contexts(conn: Connection) -> None:
+    """Drop what jmspy hung on the proton objects of one connection whose engine stopped.
+
+    proton keeps attributes set on its wrappers (jmspy_ctx, the frame tracer) in the C
+    objects' records, out of the Python collector's sight: left in place they would keep the
+    jmspy objects, and through them the proton connection and transport, alive for ever. Safe
+    once the engine thread has stopped using them (on the engine thread after its loop, or
+    any thread after join)."""
+    session = conn.session_head(0)
+    while session is not None:
+        session.jmspy_ctx = None
+        session = session.next(0)
+    link = conn.link_head(0)
+    while link is not None:
+        link.jmspy_ctx = None
+        link = link.next(0)
+    transport = conn.transport
+    if transport is not None and transport.tracer is not None:
+        transport.tracer = _no_trace
+
+
+def _no_trace(_transport: Transport, _message: str) -> None:
+    return None
 
 
 def _chain(waiting: Completion[None] | None, new: Completion[None]) -> None:

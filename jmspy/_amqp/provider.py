@@ -40,7 +40,7 @@ from ..options import ConnectionOptions, Endpoint
 from . import sasl
 from .engine import Completion, Engine, EngineStopped, IdleTimeoutExpired
 from .event_loop import shared_loop
-from .links import _context_of, _LinkBase  # noqa: F401 - re-exported
+from .links import _context_of, _LinkBase, release_contexts  # noqa: F401 - re-exported
 from .proton_internals import DeliveryRef, LinkRef, delivery_link_ref, wrap_link
 from .receiver import AmqpReceiver as AmqpReceiver  # re-exported
 from .sender import AmqpSender as AmqpSender  # re-exported
@@ -676,29 +676,10 @@ class AmqpConnection:
         self._release_proton(self._proton)
 
     def _release_proton(self, conn: Connection) -> None:
-        """Drop what jmspy hung on the proton objects of one connection whose engine stopped.
-
-        proton keeps attributes set on its wrappers (jmspy_ctx, the frame tracer) in the C
-        objects' records, out of the Python collector's sight: left in place they would keep
-        the jmspy objects, and through them the proton connection and transport, alive for
-        ever. Safe once the engine thread has stopped using them (on the engine thread after
-        its loop, or any thread after join)."""
+        """Drop what jmspy hung on the proton objects of one connection whose engine stopped
+        (see release_contexts)."""
         self._ctx_by_link.clear()
-        session = conn.session_head(0)
-        while session is not None:
-            session.jmspy_ctx = None
-            session = session.next(0)
-        link = conn.link_head(0)
-        while link is not None:
-            link.jmspy_ctx = None
-            link = link.next(0)
-        transport = conn.transport
-        if transport is not None and transport.tracer is not None:
-            transport.tracer = _no_trace
-
-
-def _no_trace(_transport: Transport, _message: str) -> None:
-    return None
+        release_contexts(conn)
 
 
 def link_profile(profile: Any) -> dict[str, Any]:
