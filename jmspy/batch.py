@@ -50,7 +50,8 @@ class _Consumer(Protocol):
     _batch_timeout_s: float
     _closed: bool
     _deferred_close: bool
-    _in_own_listener_call: bool
+    _close_requested: bool
+    _listener_thread: threading.Thread | None
     _lazy_acks: list[InboundDelivery]
 
     def _take(self) -> InboundDelivery | None: ...
@@ -72,13 +73,14 @@ class BatchDelivery:
     # Assigned in _flush_lazy_acks; declared so the type checker does not take that assignment
     # for the attribute's definition (the consumer creates it).
     _lazy_acks: list[InboundDelivery]
+    _listener_thread: threading.Thread | None
 
     def _dispatch_batch(self: _Consumer) -> float | None:
         """Session dispatch thread: deliver one batch if it is due. Returns the monotonic
         deadline at which the pending (incomplete) batch becomes due, or None."""
         listener = self._batch_listener
-        if listener is None or self._closed:
-            return None
+        if listener is None or self._closed or self._close_requested:
+            return None  # a close() waiting for the dispatch must not wait behind more batches
         size = self._batch_size
         with self._cv:
             available = len(self._buffer)
@@ -102,7 +104,7 @@ class BatchDelivery:
             return None
         with self._cv:
             remaining = len(self._buffer)
-        if remaining:
+        if remaining and not self._close_requested:
             # The mixin's self is always the consumer it is mixed into.
             self._port.signal_ready(cast("MessageConsumer", self))
         return None
@@ -120,7 +122,7 @@ class BatchDelivery:
         elif mode == SESSION_TRANSACTED:
             self._receiver.settle_many(batch, "accepted", txn_id=session.txn_for_work()[0])
         failed = False
-        self._in_own_listener_call = True
+        self._listener_thread = threading.current_thread()
         try:
             if hasattr(listener, "onMessages"):
                 listener.onMessages(messages)
@@ -134,7 +136,7 @@ class BatchDelivery:
                 f"from {self._destination}",
             )
         finally:
-            self._in_own_listener_call = False
+            self._listener_thread = None
         if mode == AUTO_ACKNOWLEDGE:
             if failed:
                 self._failed_deliveries(batch)

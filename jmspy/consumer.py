@@ -104,7 +104,8 @@ class MessageConsumer(
         self._batch_listener: BatchListenerLike | None = None
         self._batch_size = 1
         self._batch_timeout_s = 0.0
-        self._in_own_listener_call = False
+        # The thread running this consumer's listener now (close() from it is deferred).
+        self._listener_thread: threading.Thread | None = None
         self._deferred_close = False
         self._link_closed = False
         # DUPS_OK_ACKNOWLEDGE batches are acknowledged lazily, several batches at once.
@@ -364,7 +365,7 @@ class MessageConsumer(
             self._receiver.settle(inbound, "accepted", txn_id=session.txn_for_work()[0])
         session.begin_listener_delivery(inbound)
         failed = False
-        self._in_own_listener_call = True
+        self._listener_thread = threading.current_thread()
         try:
             if hasattr(listener, "onMessage"):
                 listener.onMessage(message)
@@ -379,7 +380,7 @@ class MessageConsumer(
             )
         finally:
             session.end_listener_delivery()
-            self._in_own_listener_call = False
+            self._listener_thread = None
         if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
             if not self._closed and session.take_recover_request():
                 self._redeliver_locally([inbound])
@@ -600,9 +601,10 @@ class MessageConsumer(
         """
         if self._closed:
             return
-        if self._in_own_listener_call:
+        if self._listener_thread is threading.current_thread():
             # close() from inside this consumer's own onMessage/onMessages: finish the call
-            # (and its acknowledgement) first, then close; nothing more is delivered.
+            # (and its acknowledgement) first, then close; nothing more is delivered. From any
+            # other thread, close() waits for the listener call in progress (JMS 2.0, 4.4.16).
             self._closed = True
             self._deferred_close = True
             return

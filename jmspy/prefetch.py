@@ -163,8 +163,8 @@ class BufferedDelivery:
         listener = self._listener
         run: list[InboundDelivery] = []
         try:
-            if listener is None or self._closed or self._deferred_close:
-                return
+            if listener is None or self._closed or self._deferred_close or self._close_requested:
+                return  # a close() waiting for the dispatch must not wait behind more runs
             with self._cv:
                 for _ in range(LISTENER_RUN):
                     inbound = self._take()
@@ -185,7 +185,12 @@ class BufferedDelivery:
             if self._deferred_close:
                 self._close_internal()
             with self._cv:
-                more = bool(self._buffer) and self._listener is not None and not self._closed
+                more = (
+                    bool(self._buffer)
+                    and self._listener is not None
+                    and not self._closed
+                    and not self._close_requested
+                )
                 # Another turn while messages remain; otherwise the next arrival signals.
                 self._dispatch_signalled = more
             if more:
