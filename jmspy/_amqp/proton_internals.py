@@ -82,8 +82,10 @@ class DeliveryHandle:
         pn_incref(ref)
         self._ref = ref
 
-    def __del__(self) -> None:
-        pn_decref(self._ref)
+    def __del__(self, _decref: Callable[[Any], None] = pn_decref) -> None:
+        # The function is bound at definition: at interpreter exit the module's globals may
+        # already be gone when the last handles are collected.
+        _decref(self._ref)
 
     def wrap(self) -> Delivery:
         """proton's wrapper for this delivery."""
