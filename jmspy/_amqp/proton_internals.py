@@ -47,7 +47,6 @@ __all__ = [
     "LinkRef",
     "accept_and_settle",
     "delivery_aborted",
-    "delivery_link",
     "delivery_link_ref",
     "delivery_ref",
     "dispatch_events",
@@ -91,13 +90,6 @@ class DeliveryHandle:
         """proton's wrapper for this delivery."""
         delivery: Delivery = Delivery.wrap(self._ref)
         return delivery
-
-
-def delivery_link(delivery: Delivery) -> Link:
-    """The link of ``delivery``, without building the session/connection wrappers that
-    ``delivery.link`` builds on the way."""
-    link: Link = Link.wrap(pn_delivery_link(delivery._impl))
-    return link
 
 
 def delivery_link_ref(ref: DeliveryRef) -> LinkRef:

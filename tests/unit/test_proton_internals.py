@@ -18,7 +18,6 @@ from jmspy._amqp import proton_internals
 from jmspy._amqp.proton_internals import (
     DeliveryHandle,
     accept_and_settle,
-    delivery_link,
     delivery_link_ref,
     delivery_ref,
     dispatch_events,
@@ -176,14 +175,15 @@ def test_dispatch_events_without_a_shortcut_wraps_every_event() -> None:
 
 
 def test_delivery_link_is_the_link_and_sees_attributes_set_on_another_wrapper() -> None:
-    """The provider finds its link context through delivery_link(delivery).jmspy_ctx: proton
-    must keep attributes set on one wrapper in the C object's record."""
+    """The provider finds a link's context (when its map has no entry) through the wrapper
+    of the delivery's link pointer, reading jmspy_ctx: proton must keep attributes set on one
+    wrapper in the C object's record."""
     pair = _Pair()
     sender, _receiver = pair.open_link_pair()
     context = object()
     sender.jmspy_ctx = context  # type: ignore[attr-defined]
     delivery = _send_one(pair, sender)
-    link = delivery_link(delivery)
+    link = wrap_link(delivery_link_ref(delivery_ref(delivery)))
     assert link.name == "s"
     assert link.is_sender
     assert getattr(link, "jmspy_ctx", None) is context

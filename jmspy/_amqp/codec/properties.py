@@ -18,7 +18,7 @@ from typing import Any
 from proton import ulong
 
 from ...errors import MessageFormatException
-from .common import PROPERTIES
+from .common import PROPERTIES, _framed
 
 __all__ = ["properties_section"]
 
@@ -30,17 +30,10 @@ _LIST32 = struct.Struct(">BII")
 _DESCRIPTOR = bytes((0x00, 0x53, PROPERTIES))
 
 
-def _variable(small: int, large: int, data: bytes) -> bytes:
-    n = len(data)
-    if n < 256:
-        return bytes((small, n)) + data
-    return bytes((large,)) + n.to_bytes(4, "big") + data
-
-
 def _string(value: Any) -> bytes:
     if type(value) is not str:
         value = str(value)
-    return _variable(0xA1, 0xB1, value.encode("utf-8"))
+    return _framed(b"", 0xA1, 0xB1, value.encode("utf-8"))
 
 
 # Addresses, subjects and content types repeat from message to message: their encodings are
@@ -64,7 +57,7 @@ def _symbol(value: Any) -> bytes:
     key = (0xA3, value)
     encoded = _REPEATED.get(key)
     if encoded is None:
-        encoded = _variable(0xA3, 0xB3, str(value).encode("ascii"))
+        encoded = _framed(b"", 0xA3, 0xB3, str(value).encode("ascii"))
         if len(_REPEATED) >= _REPEATED_SIZE:
             _REPEATED.clear()
         _REPEATED[key] = encoded
@@ -72,7 +65,7 @@ def _symbol(value: Any) -> bytes:
 
 
 def _binary(value: Any) -> bytes:
-    return _variable(0xA0, 0xB0, bytes(value))
+    return _framed(b"", 0xA0, 0xB0, bytes(value))
 
 
 def _timestamp(value: Any) -> bytes:
