@@ -104,6 +104,10 @@ class MessageConsumer(
         self._batch_listener: BatchListenerLike | None = None
         self._batch_size = 1
         self._batch_timeout_s = 0.0
+        # A listener run taken from the buffer and not yet delivered, reversed, and the
+        # dispatch thread delivering it (see BufferedDelivery._dispatch_one).
+        self._run: list[InboundDelivery] = []
+        self._run_thread: threading.Thread | None = None
         # The thread running this consumer's listener now (close() from it is deferred).
         self._listener_thread: threading.Thread | None = None
         self._deferred_close = False
@@ -588,6 +592,7 @@ class MessageConsumer(
             return
         self._receiver.stop_credit(self._drain_timeout)
         with self._cv:
+            self._return_run()  # a rollback from the listener: its run goes back as well
             undelivered = list(self._buffer)
             self._buffer.clear()
         self._receiver.settle_many(undelivered, "released")

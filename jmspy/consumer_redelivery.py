@@ -52,6 +52,8 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
 
         def _check_closed(self) -> None: ...
 
+        def _return_run(self) -> None: ...
+
     def setRedeliveryPolicy(self, policy: RedeliveryPolicy | None) -> None:
         """jmspy extension: this consumer's redelivery policy (None: the destination's or the
         factory's)."""
@@ -142,6 +144,7 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
         for inbound in inbounds:
             _mark_redelivered(inbound.message)
         with self._cv:
+            self._return_run()  # recover() from the listener: before the rest of its run
             self._buffer.extendleft(reversed(inbounds))
             self._cv.notify()
         if self._arrival_hook is not None:

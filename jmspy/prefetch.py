@@ -90,6 +90,9 @@ class _Consumer(Protocol):
     _dispatch_signalled: bool
     _close_requested: bool
     _arrival_hook: Callable[[], None] | None
+    _run: list[InboundDelivery]
+    _run_thread: threading.Thread | None
+    _receiver: Any
 
     def _stop_run(self, listener: ListenerLike) -> bool: ...
 
@@ -103,6 +106,8 @@ class _Consumer(Protocol):
 
     def _close_internal(self) -> None: ...
 
+    def _return_run(self) -> None: ...
+
 
 class BufferedDelivery:
     """Filling the consumer's prefetch buffer and emptying it into a MessageListener, a
@@ -111,6 +116,10 @@ class BufferedDelivery:
     One lock round and one wake-up per pass instead of per message: every wake-up of a
     waiting thread is a thread switch, and under the GIL the engine thread and the woken
     thread then take turns at every message."""
+
+    # Created by the consumer; declared so the type checker does not take the assignment in
+    # _dispatch_one for the attribute's definition.
+    _run_thread: threading.Thread | None
 
     def _on_inbound_many(self: _Consumer, inbounds: list[InboundDelivery]) -> None:
         """Engine thread: the transfers of one engine pass, in order."""
@@ -137,6 +146,16 @@ class BufferedDelivery:
             if before == 0 or before // size != after // size:
                 self._request_turn()
 
+    def _return_run(self: _Consumer) -> None:
+        """With ``_cv`` held: the messages of the listener run in progress on this thread go
+        back in front of the buffer, in order (a recover() puts its messages in front of
+        them; a rollback gives them back with the rest). Nothing happens on another thread:
+        only the dispatch thread touches the run."""
+        run = self._run
+        if run and (self._run_thread is None or self._run_thread is threading.current_thread()):
+            self._buffer.extendleft(run)  # reversed already: back in arrival order
+            run.clear()
+
     def _request_turn(self: _Consumer) -> None:
         """Queue a turn of the session's dispatch thread for this consumer."""
         self._port.signal_ready(cast("MessageConsumer", self))
@@ -159,9 +178,12 @@ class BufferedDelivery:
 
         The run is taken out of the buffer in one lock round (the engine thread fills the
         buffer under the same lock, so a lock round per message made the two threads wait
-        on each other at every message); what the run did not deliver goes back in front."""
+        on each other at every message); what the run did not deliver goes back in front.
+        ``_run`` holds it meanwhile, in reverse order, so that a recover() or a rollback
+        from the listener finds the messages it must put behind or give back
+        (:meth:`_return_run`)."""
         listener = self._listener
-        run: list[InboundDelivery] = []
+        run = self._run
         try:
             if listener is None or self._closed or self._deferred_close or self._close_requested:
                 return  # a close() waiting for the dispatch must not wait behind more runs
@@ -171,17 +193,24 @@ class BufferedDelivery:
                     if inbound is None:
                         break
                     run.append(inbound)
-            run.reverse()  # popped from the end: arrival order
+                run.reverse()  # popped from the end: arrival order
+                self._run_thread = threading.current_thread()
+            connection = self._receiver.connection
             while run:
                 if self._closed or self._deferred_close:
                     return
-                self._deliver_one(listener, run.pop())
+                inbound = run.pop()
+                if inbound.epoch != connection.epoch:
+                    # Lost with the transport (failover): the broker sends it again, and the
+                    # buffer it came from was emptied when the transport went.
+                    continue
+                self._deliver_one(listener, inbound)
                 if self._stop_run(listener):
                     return
         finally:
-            if run:
-                with self._cv:
-                    self._buffer.extendleft(run)  # reversed already: back in arrival order
+            with self._cv:
+                self._run_thread = None
+                self._return_run()
             if self._deferred_close:
                 self._close_internal()
             with self._cv:

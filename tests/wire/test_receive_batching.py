@@ -167,3 +167,33 @@ def test_close_from_another_thread_ends_a_listener_run_after_the_current_message
 
     assert not closer.is_alive()
     assert delivered == ["q:0"]
+
+
+def test_recover_from_a_listener_puts_the_message_back_before_the_rest_of_its_run(
+    peer: ScriptedPeer, clients: Clients
+):
+    """A listener run holds up to LISTENER_RUN messages taken from the buffer: a recover()
+    from onMessage must put the recovered message back in front of them, not behind."""
+    count = 10
+    _enqueue(peer, "q", count)
+    connection = clients.connect(peer)
+    session = connection.createSession(AUTO_ACKNOWLEDGE)
+    consumer = session.createConsumer(session.createQueue("q"))
+    log: list[tuple[str, bool]] = []
+    done = threading.Event()
+
+    def on_message(message: Message) -> None:
+        log.append((message.getBody(str), message.getJMSRedelivered()))
+        if len(log) == 2:  # the second message, first time: recovered
+            session.recover()
+        if len(log) == count + 1:
+            done.set()
+
+    consumer.setMessageListener(on_message)
+    wire_barrier(connection)  # all ten are buffered: one run takes them all
+    connection.start()
+    assert done.wait(WAIT_S), log
+
+    assert log == [("q:0", False), ("q:1", False), ("q:1", True)] + [
+        (f"q:{i}", False) for i in range(2, count)
+    ]
