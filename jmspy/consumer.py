@@ -304,8 +304,15 @@ class MessageConsumer(
 
     def _take(self) -> InboundDelivery | None:
         """Pop the next deliverable message; expired ones are settled and skipped."""
+        connection = self._receiver.connection
         while self._buffer:
             inbound = self._buffer.popleft()
+            if inbound.epoch != connection.epoch:
+                # Its transport is gone (failover): it can no longer be acknowledged and the
+                # broker sends it again. The engine thread empties the buffer when it learns
+                # of the loss, but it needs this lock for that, and a receive() loop that keeps
+                # finding messages would otherwise hand out the whole prefetch first.
+                continue
             self._receiver.credit_consumed()
             if self._local_expiry:
                 expiration = inbound.message.getJMSExpiration()
