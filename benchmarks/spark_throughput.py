@@ -12,7 +12,11 @@ Rows of the result (every one moves N persistent messages of ``--size`` bytes):
 * ``jmspy consumer (auto ack)``: the plain ``receive()`` loop in AUTO_ACKNOWLEDGE.
 * ``spark sink``: ``df.write.format("jms")`` of N rows in 2 partitions (``local[2]``).
 * ``spark source``: ``readStream.format("jms")`` with ``trigger(availableNow=True)`` into the
-  ``noop`` sink, from start() until the query ends (every batch planned, read, settled).
+  ``noop`` sink, timed from ``load()`` until the query ends: every batch planned, read and
+  settled, and the query's fixed costs (Spark starts the source's runner process, about 2 s
+  on the 2-core machine, and the availableNow run ends only after ``pollTimeoutMs``, 500 ms,
+  without a message). The consumer rows are timed from opening the connection to the last
+  commit; they know N, so they pay no such wait.
 * ``spark source -> sink``: the same source into ``writeStream.format("jms")`` (queue to
   queue).
 

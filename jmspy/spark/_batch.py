@@ -6,6 +6,9 @@ transaction commit, or an acknowledgement without transactions) once the task ha
 every row to Spark, so a job that fails after that has consumed them (at most once with
 respect to the job); a task that fails before reading to the end settles nothing and the
 messages are delivered again.
+
+Both yield raw rows (``_rows.message_to_raw_row``); the reader hands them to Spark as Arrow
+batches (``_arrow``).
 """
 
 from __future__ import annotations
@@ -16,11 +19,24 @@ from typing import Any
 import jmspy
 
 from ._options import JmsOptionError, JmsOptions, use_transactions
-from ._rows import message_to_row
+from ._rows import message_to_raw_row
 from ._stream import open_consumer
+
+Rows = list[tuple[Any, ...]]
 
 
 def browse_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
+    for chunk in browse_batches(opts, 1):
+        yield from chunk
+
+
+def consume_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
+    for chunk in consume_batches(opts, 1):
+        yield from chunk
+
+
+def browse_batches(opts: JmsOptions, size: int) -> Generator[Rows, None, None]:
+    """The queue's messages as raw rows, in lists of at most ``size``."""
     destination = opts.require_destination()
     if not isinstance(destination, jmspy.Queue):
         raise JmsOptionError(
@@ -30,13 +46,22 @@ def browse_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
     with opts.factory().createConnection() as connection:
         session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
         with session.createBrowser(destination, opts.selector) as browser:
+            chunk: Rows = []
             for count, message in enumerate(browser.getEnumeration(), 1):
-                yield message_to_row(message)
+                chunk.append(message_to_raw_row(message))
                 if count >= opts.max_messages:
-                    return
+                    break
+                if len(chunk) >= size:
+                    yield chunk
+                    chunk = []
+            if chunk:
+                yield chunk
 
 
-def consume_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
+def consume_batches(opts: JmsOptions, size: int) -> Generator[Rows, None, None]:
+    """Received messages as raw rows, in lists of at most ``size``; settled when the caller
+    asks for more after the last list (the chunks are gathered here, not by the caller, so
+    that settling still follows the hand-over of the last row)."""
     with opts.factory(receive_local_only=True).createConnection() as connection:
         transacted = use_transactions(opts, connection)
         session = connection.createSession(
@@ -46,6 +71,7 @@ def consume_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
         connection.start()
         last: jmspy.Message | None = None
         count = 0
+        chunk: Rows = []
         wait = opts.poll_timeout_ms
         while count < opts.max_messages:
             # The end of the data is pollTimeoutMs without a message (see _stream.poll).
@@ -54,7 +80,12 @@ def consume_rows(opts: JmsOptions) -> Generator[tuple[Any, ...], None, None]:
                 break
             last = message
             count += 1
-            yield message_to_row(message)
+            chunk.append(message_to_raw_row(message))
+            if len(chunk) >= size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
         # Reached only when Spark took every row; an abandoned or failed task closes the
         # connection with nothing settled.
         if transacted:

@@ -40,9 +40,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from ._batch import browse_rows, consume_rows
+from ._arrow import raw_rows_to_batch
+from ._batch import browse_batches, consume_batches
 from ._options import JmsOptionError, JmsOptions
-from ._rows import READ_SCHEMA, finish_row
+from ._rows import READ_SCHEMA
 from ._stream import Offset, StreamConsumer
 from ._writer import RowWriter
 
@@ -69,6 +70,10 @@ __all__ = [
 
 
 log = logging.getLogger("jmspy.spark")
+
+# Rows per Arrow batch of a batch read: bounded memory in the task, few enough batches that
+# the per-batch cost does not matter.
+ARROW_BATCH_ROWS = 2000
 
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
 WRITE_TYPES: dict[str, tuple[type, ...]] = {
@@ -152,9 +157,11 @@ class JmsBatchReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         return [InputPartition(0)]
 
-    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
-        rows = browse_rows if self.opts.read_mode == "browse" else consume_rows
-        yield from rows(self.opts)
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        batches = browse_batches if self.opts.read_mode == "browse" else consume_batches
+        # A consume is settled only when Spark asks for more after the last batch (see _batch).
+        for chunk in batches(self.opts, ARROW_BATCH_ROWS):
+            yield raw_rows_to_batch(chunk)
 
 
 class JmsStreamReader(DataSourceStreamReader, _AvailableNow):
@@ -202,10 +209,10 @@ class JmsStreamReader(DataSourceStreamReader, _AvailableNow):
         rows = self._ensure().rows_between(start, end)
         return [InputPartition(chunk) for chunk in split_rows(rows, self.opts)]
 
-    def read(self, partition: InputPartition) -> Iterator[tuple[Any, ...]]:
-        # The driver ships raw rows (timestamps as epoch ms); they are finished here, on the
-        # executors, in parallel (see _rows.message_to_raw_row).
-        return map(finish_row, partition.value)
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        # The driver ships raw rows (timestamps as epoch ms); the executors turn them into one
+        # Arrow batch per partition, in parallel, column by column (see _arrow).
+        return iter([raw_rows_to_batch(partition.value)])
 
     def commit(self, end: Offset) -> None:
         consumer = self._consumer
