@@ -32,6 +32,7 @@ PRIVATE_NAMES = {
     "cproton": (
         "PN_ACCEPTED",
         "PN_DELIVERY",
+        "PN_TRANSPORT",
         "isnull",
         "pn_collector_peek",
         "pn_collector_pop",
@@ -151,6 +152,8 @@ def test_dispatch_events_hands_delivery_events_to_the_shortcut_and_pops_them() -
     deliveries = [wrap_delivery(ref) for ref in refs]
     assert [d.tag for d in deliveries] == [sent.tag]
     assert all(isinstance(e, Event) and e.type != Event.DELIVERY for e in events)
+    # Transport events (output pending) are dropped: nothing handles them.
+    assert Event.TRANSPORT not in [e.type for e in events]
     assert deliveries[0].remote_state == Delivery.ACCEPTED
     # Popped: a second pass finds nothing.
     again: list[object] = []
@@ -158,7 +161,21 @@ def test_dispatch_events_hands_delivery_events_to_the_shortcut_and_pops_them() -
     assert again == []
 
 
-def test_dispatch_events_without_a_shortcut_wraps_every_event() -> None:
+def test_dispatch_events_drops_transport_events_and_passes_every_other() -> None:
+    """Opening a link raises PN_TRANSPORT events (output pending) among the endpoint events;
+    dispatch_events passes the endpoint events on and drops the transport ones."""
+    pair = _Pair()
+    pair.open_link_pair()
+    events: list[Event] = []
+    dispatch_events(pair.collector, None, events.append)
+    kinds = [e.type for e in events]
+    assert Event.CONNECTION_REMOTE_OPEN in kinds and Event.LINK_REMOTE_OPEN in kinds
+    assert Event.TRANSPORT not in kinds
+    # Popped all the same: nothing is left behind them.
+    assert pair.collector.peek() is None
+
+
+def test_dispatch_events_without_a_shortcut_wraps_every_delivery_event() -> None:
     pair = _Pair()
     sender, receiver = pair.open_link_pair()
     dispatch_events(pair.collector, None, lambda event: None)
