@@ -608,8 +608,10 @@ class MessageConsumer(
         """Close the consumer; a blocked receive returns None; idempotent (JMS-11, JMS-13).
 
         Prefetched messages are released; unacknowledged CLIENT_ACKNOWLEDGE messages are failed
-        (RD-4). From its own onMessage the close completes after the call returns (JMS-62, BL-9). A
-        durable subscription survives (only unsubscribe removes it).
+        (RD-4). From its own onMessage the close completes after the call returns (JMS-62, BL-9);
+        from any other thread it first waits for an onMessage in progress to return (JMS 2.0,
+        as Connection.stop() does), a wait no timeout bounds; the rest is bounded by
+        ``jms.closeTimeout``. A durable subscription survives (only unsubscribe removes it).
         """
         if self._closed:
             return

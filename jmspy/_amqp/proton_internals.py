@@ -89,8 +89,7 @@ class DeliveryHandle:
 
     def wrap(self) -> Delivery:
         """proton's wrapper for this delivery."""
-        delivery: Delivery = Delivery.wrap(self._ref)
-        return delivery
+        return wrap_delivery(self._ref)
 
 
 def delivery_link_ref(ref: DeliveryRef) -> LinkRef:

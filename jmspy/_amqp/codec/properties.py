@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from proton import ulong
@@ -42,26 +42,27 @@ _REPEATED: dict[tuple[int, str], bytes] = {}
 _REPEATED_SIZE = 256
 
 
-def _repeated_string(value: Any) -> bytes:
-    key = (0xA1, value)
+def _repeated(code: int, value: Any, encode: Callable[[Any], bytes]) -> bytes:
+    key = (code, value)
     encoded = _REPEATED.get(key)
     if encoded is None:
-        encoded = _string(value)
+        encoded = encode(value)
         if len(_REPEATED) >= _REPEATED_SIZE:
             _REPEATED.clear()
         _REPEATED[key] = encoded
     return encoded
+
+
+def _repeated_string(value: Any) -> bytes:
+    return _repeated(0xA1, value, _string)
 
 
 def _symbol(value: Any) -> bytes:
-    key = (0xA3, value)
-    encoded = _REPEATED.get(key)
-    if encoded is None:
-        encoded = _framed(b"", 0xA3, 0xB3, str(value).encode("ascii"))
-        if len(_REPEATED) >= _REPEATED_SIZE:
-            _REPEATED.clear()
-        _REPEATED[key] = encoded
-    return encoded
+    return _repeated(0xA3, value, _encode_symbol)
+
+
+def _encode_symbol(value: Any) -> bytes:
+    return _framed(b"", 0xA3, 0xB3, str(value).encode("ascii"))
 
 
 def _binary(value: Any) -> bytes:
