@@ -433,6 +433,18 @@ def proton_send(info: BrokerInfo, address: str, count: int, **kwargs: Any) -> Pr
     return sender
 
 
+def prefilled_queue(
+    info: BrokerInfo, kind: str, count: int, payload: bytes, window: int, timeout_s: float
+) -> str:
+    """A fresh queue holding ``count`` non-persistent messages of ``payload``, sent by a bare
+    proton sender with up to ``window`` in flight (what the receive phases start from)."""
+    address = fresh_queue(kind)
+    proton_send(
+        info, address, count, payload=payload, durable=False, window=window, timeout_s=timeout_s
+    )
+    return address
+
+
 def proton_receive(info: BrokerInfo, address: str, count: int, **kwargs: Any) -> ProtonReceiver:
     receiver = ProtonReceiver(info, address, count, **kwargs)
     receiver.run()

@@ -44,6 +44,7 @@ try:
         format_rate,
         format_table,
         fresh_queue,
+        prefilled_queue,
         proton_receive,
         proton_send,
         versions_line,
@@ -267,17 +268,9 @@ def _proton_send_checked(s: Settings, count: int, durable: bool, window: int) ->
 
 
 def _prefill(s: Settings, count: int) -> str:
-    address = fresh_queue("receive")
-    proton_send(
-        s.info,
-        address,
-        s.warmup + count,
-        payload=s.payload,
-        durable=False,
-        window=PROTON_REFERENCE_WINDOW,
-        timeout_s=CLIENT_TIMEOUT_S,
+    return prefilled_queue(
+        s.info, "receive", s.warmup + count, s.payload, PROTON_REFERENCE_WINDOW, CLIENT_TIMEOUT_S
     )
-    return address
 
 
 def _jmspy_receive_checked(

@@ -52,6 +52,7 @@ try:
         drain_queue,
         format_table,
         fresh_queue,
+        prefilled_queue,
         proton_receive,
         proton_send,
         versions_line,
@@ -362,17 +363,9 @@ def _checked(s: Settings, who: str, address: str, expected_left: int, run: Run) 
 
 
 def _prefilled(s: Settings, count: int) -> str:
-    address = fresh_queue("vs-receive")
-    proton_send(
-        s.info,
-        address,
-        s.warmup + count,
-        payload=s.payload,
-        durable=False,
-        window=PREFETCH,
-        timeout_s=CLIENT_TIMEOUT_S,
+    return prefilled_queue(
+        s.info, "vs-receive", s.warmup + count, s.payload, PREFETCH, CLIENT_TIMEOUT_S
     )
-    return address
 
 
 def run_one(s: Settings, workload: str, client: str) -> Run | None:
