@@ -65,6 +65,9 @@ class Wire:
         queue_prefix = self.adapter.queue_prefix
         topic_prefix = self.adapter.topic_prefix
 
+        # The consumer's received destinations, by address and type annotation.
+        destinations: dict[tuple[str, int], Destination | None] = {}
+
         def decode(payload: bytes | bytearray) -> Message:
             return decode_message(
                 payload,
@@ -72,6 +75,7 @@ class Wire:
                 deserialization_policy=policy,
                 queue_prefix=queue_prefix,
                 topic_prefix=topic_prefix,
+                destinations=destinations,
             )
 
         return decode

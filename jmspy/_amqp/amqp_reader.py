@@ -288,13 +288,13 @@ def _items(buf: bytes, pos: int, end: int, count: int, depth: int) -> list[Any]:
     # The most common codes in message sections are read inline, saving a call per value.
     for _ in range(count):
         code = buf[pos]
-        if code == 0xA1:  # str8
+        if code == 0x40:  # null: most fields of a properties section
+            append(None)
+            pos += 1
+        elif code == 0xA1:  # str8
             start = pos + 2
             pos = start + buf[pos + 1]
             append(buf[start:pos].decode())
-        elif code == 0x40:  # null
-            append(None)
-            pos += 1
         elif code == 0xA3:  # sym8
             start = pos + 2
             pos = start + buf[pos + 1]

@@ -192,6 +192,47 @@ class MessageFacade:
         self._reply_to = reply_to
         self._delivery_time = delivery_time
 
+    def set_received(
+        self,
+        durable: bool,
+        priority: int | None,
+        delivery_count: int,
+        message_id: str | None,
+        user_id: str | None,
+        jms_type: str | None,
+        correlation_id: str | bytes | None,
+        expiration: int,
+        timestamp: int,
+        group_id: str | None,
+        group_seq: int | None,
+        destination: Destination | None,
+        reply_to: Destination | None,
+        delivery_time: int,
+        validate_names: bool,
+    ) -> None:
+        """Everything the codec read from a received message's header, properties and
+        annotations, at once (one call per message instead of four on the receive path).
+        The same as :meth:`set_received_header`, :meth:`set_received_properties`,
+        :meth:`set_received_destinations` and :meth:`set_name_validation`."""
+        if not durable:
+            self._delivery_mode = DeliveryMode.NON_PERSISTENT
+        if priority is not None:
+            self._priority = priority
+        self._redelivered = delivery_count > 0
+        self._delivery_count = delivery_count + 1
+        self._message_id = message_id
+        self._user_id = user_id
+        self._type = jms_type
+        self._correlation_id = correlation_id
+        self._expiration = expiration
+        self._timestamp = timestamp
+        self._group_id = group_id
+        self._group_seq = group_seq
+        self._destination = destination
+        self._reply_to = reply_to
+        self._delivery_time = delivery_time
+        self._validate_names = validate_names
+
     def get_property_store(self) -> dict[str, TypedValue]:
         """The property map to fill with received application properties (created if absent)."""
         props = self._properties

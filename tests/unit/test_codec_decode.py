@@ -476,3 +476,51 @@ def test_typed_encoding_survives_clear_properties() -> None:
     m.clearProperties()
     assert m.getPropertyNames() == ["JMS_AMQP_TYPED_ENCODING"]
     assert VALUE in codes(encode(m))
+
+
+_DESTINATION_CASES: list[tuple[dict[str, Any], str, str | None]] = [
+    ({"x-opt-jms-dest": byte(0), "x-opt-jms-reply-to": byte(1)}, "q", "r"),
+    ({"x-opt-jms-dest": byte(1)}, "t", None),
+    ({"x-opt-jms-dest": byte(2), "x-opt-jms-reply-to": byte(3)}, "tq", "tt"),
+    ({"x-opt-to-type": "topic", "x-opt-reply-type": "temporary,queue"}, "t2", "r2"),
+    ({}, "plain", "plain-reply"),
+    ({"x-opt-jms-dest": byte(0)}, "q", None),  # the first case's address again
+]
+
+
+def test_a_consumers_destination_cache_changes_no_received_destination() -> None:
+    """The decoder keeps one consumer's received destinations from message to message; what
+    it gives must be what the decoder without the cache gives, and temporary destinations
+    (which carry state) are never reused."""
+    cache: dict[tuple[str, int], Destination | None] = {}
+    for _ in range(2):  # the second round is served from the cache
+        for annotation_values, to, reply_to in _DESTINATION_CASES:
+            ma = {symbol(k): v for k, v in annotation_values.items()}
+            parts = ((MA, ma), (PROPS, [None, None, to, None, reply_to]), (VALUE, "x"))
+            cached = decode_message(build(*parts), Topic("c"), destinations=cache)
+            plain = decode_message(build(*parts), Topic("c"))
+            for got, want in (
+                (cached.getJMSDestination(), plain.getJMSDestination()),
+                (cached.getJMSReplyTo(), plain.getJMSReplyTo()),
+            ):
+                assert got == want
+                assert type(got) is type(want)
+    assert all(not d.is_temporary for d in cache.values() if d is not None)
+    first = decode_message(
+        build((MA, {symbol("x-opt-jms-dest"): byte(2)}), (PROPS, [None, None, "tq"])),
+        None,
+        destinations=cache,
+    )
+    again = decode_message(
+        build((MA, {symbol("x-opt-jms-dest"): byte(2)}), (PROPS, [None, None, "tq"])),
+        None,
+        destinations=cache,
+    )
+    assert first.getJMSDestination() == again.getJMSDestination()
+    assert first.getJMSDestination() is not again.getJMSDestination()
+
+
+def test_one_data_section_is_the_body_as_it_came() -> None:
+    r = _received((MA, {symbol("x-opt-jms-msg-type"): byte(3)}), (DATA, b"abc"))
+    assert isinstance(r, BytesMessage)
+    assert r.getBody(bytes) == b"abc"

@@ -85,3 +85,21 @@ def test_facade_round_trip_of_the_provider_set_fields() -> None:
     r.set_delivery_count(2)
     assert r.getJMSRedelivered() is True
     assert r.getIntProperty("JMSXDeliveryCount") == 2
+
+
+@pytest.mark.parametrize("durable", [True, False])
+@pytest.mark.parametrize("priority", [None, 0, 7])
+@pytest.mark.parametrize("delivery_count", [0, 3])
+def test_set_received_is_the_four_received_setters_at_once(
+    durable: bool, priority: int | None, delivery_count: int
+) -> None:
+    """The decoder fills a message with one call; it must leave the message exactly as the
+    four setters it stands for do."""
+    values = ("ID:m", "user", "type", "ID:c", 123, 456, "g", 9)
+    one, four = TextMessage("x"), TextMessage("x")
+    one.set_received(durable, priority, delivery_count, *values, Queue("d"), Queue("r"), 789, False)
+    four.set_received_header(durable, priority, delivery_count)
+    four.set_received_properties(*values)
+    four.set_received_destinations(Queue("d"), Queue("r"), 789)
+    four.set_name_validation(False)
+    assert vars(one) == vars(four)

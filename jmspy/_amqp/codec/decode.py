@@ -62,6 +62,7 @@ from jmspy._amqp.codec.proton_fallback import _NOT_DESCRIBED, read_message_secti
 from jmspy._amqp.decode_report import amqp_type_name
 from jmspy._amqp.ids import (
     IdConversionError,
+    _has_type_prefix,
     to_correlation_id_string,
     to_message_id_string,
 )
@@ -179,12 +180,15 @@ def decode_message(
     validate_property_names: bool = True,
     read_only: bool = True,
     now_ms: int | None = None,
+    destinations: dict[tuple[str, int], Destination | None] | None = None,
 ) -> Message:
     """Build the JMS message for a received AMQP bare message.
 
     ``consumer_destination`` supplies the destination kind when the message carries no type
     annotations (and JMSDestination when it has no ``to``). The message comes back read-only
-    (properties and body) unless ``read_only`` is False. Raises :class:`CodecError` for a
+    (properties and body) unless ``read_only`` is False. ``destinations`` is a cache of
+    received destinations owned by one consumer (whose destination and prefixes are always
+    the same), kept from message to message. Raises :class:`CodecError` for a
     payload that is not a valid AMQP message or contradicts its JMS type annotation.
     """
     try:
@@ -197,6 +201,7 @@ def decode_message(
             validate_property_names,
             read_only,
             now_ms,
+            destinations,
         )
     except CodecError:
         raise
@@ -213,41 +218,54 @@ def _decode(
     validate_property_names: bool,
     read_only: bool,
     now_ms: int | None,
+    destinations: dict[tuple[str, int], Destination | None] | None,
 ) -> Message:
+    # This runs on the engine thread for every received message, so it is written for speed:
+    # exact type checks before the general ones, the usual section order first, no
+    # intermediate containers for the usual single data section.
     if len(payload) == 0:
         raise CodecError("Cannot decode AMQP message: the payload is empty")
     header: list[Any] | None = None
-    annotations: dict[Any, Any] = {}
-    properties: list[Any] = []
+    annotations: dict[Any, Any] = _NO_ANNOTATIONS
+    properties: list[Any] | None = None
     app_properties: dict[Any, Any] | None = None
     body_kind = _NO_BODY
-    data_parts: list[bytes] = []
+    data: bytes = b""
+    data_parts: list[bytes] | None = None
     sequence: list[Any] = []
     value: Any = None
 
     for index, (descriptor, content) in enumerate(read_message_sections(payload)):
-        if descriptor is _NOT_DESCRIBED:
-            raise CodecError(
-                f"Cannot decode AMQP message: section {index} is a {type(content).__name__}, "
-                "not a described section"
+        if type(descriptor) is not ulong:
+            descriptor = _section_code(descriptor, content, index)
+        if descriptor == PROPERTIES:
+            properties = content if type(content) is list else _as_list(content, "properties")
+        elif descriptor == MESSAGE_ANNOTATIONS:
+            annotations = (
+                content if type(content) is dict else _as_map(content, "message-annotations")
             )
-        code = _SYMBOLIC_DESCRIPTORS.get(descriptor) if isinstance(descriptor, str) else descriptor
-        if code == HEADER:
-            header = _as_list(content, "header")
-        elif code == MESSAGE_ANNOTATIONS:
-            annotations = _as_map(content, "message-annotations")
-        elif code == PROPERTIES:
-            properties = _as_list(content, "properties")
-        elif code == APPLICATION_PROPERTIES:
-            app_properties = _as_map(content, "application-properties")
-        elif code == DATA:
-            if body_kind not in (_NO_BODY, _BODY_DATA):
-                raise CodecError("Cannot decode AMQP message: data mixed with another body kind")
-            if not isinstance(content, bytes):
+        elif descriptor == DATA:
+            if type(content) is not bytes:
                 raise CodecError("Cannot decode AMQP message: a data section must hold binary")
-            body_kind = _BODY_DATA
-            data_parts.append(content)
-        elif code == AMQP_SEQUENCE:
+            if body_kind == _NO_BODY:
+                body_kind = _BODY_DATA
+                data = content
+            elif body_kind == _BODY_DATA:
+                if data_parts is None:
+                    data_parts = [data]
+                data_parts.append(content)
+            else:
+                raise CodecError("Cannot decode AMQP message: data mixed with another body kind")
+        elif descriptor == HEADER:
+            header = _as_list(content, "header")
+        elif descriptor == APPLICATION_PROPERTIES:
+            app_properties = _as_map(content, "application-properties")
+        elif descriptor == AMQP_VALUE:
+            if body_kind != _NO_BODY:
+                raise CodecError("Cannot decode AMQP message: more than one body section")
+            body_kind = _BODY_VALUE
+            value = content
+        elif descriptor == AMQP_SEQUENCE:
             if body_kind not in (_NO_BODY, _BODY_SEQUENCE):
                 raise CodecError(
                     "Cannot decode AMQP message: amqp-sequence mixed with another body kind"
@@ -256,58 +274,64 @@ def _decode(
                 raise CodecError("Cannot decode AMQP message: amqp-sequence must hold a list")
             body_kind = _BODY_SEQUENCE
             sequence.extend(content)
-        elif code == AMQP_VALUE:
-            if body_kind != _NO_BODY:
-                raise CodecError("Cannot decode AMQP message: more than one body section")
-            body_kind = _BODY_VALUE
-            value = content
-        elif code in (DELIVERY_ANNOTATIONS, FOOTER):
+        elif descriptor in (DELIVERY_ANNOTATIONS, FOOTER):
             pass  # hop-by-hop / trailing data with no JMS meaning
         else:
             raise CodecError(
                 f"Cannot decode AMQP message: unknown section descriptor {descriptor!r}"
             )
+    if data_parts is not None:
+        data = b"".join(data_parts)
 
     # The properties fields, absent trailing ones padded with null (one list, not a bounds
     # check per field read).
-    fields = properties if len(properties) >= 13 else properties + _NULL_FIELDS[len(properties) :]
+    if not properties:
+        fields = _NULL_FIELDS
+    elif len(properties) >= 13:
+        fields = properties
+    else:
+        fields = properties + _NULL_FIELDS[len(properties) :]
     content_type = fields[6]
     if content_type is not None:
         content_type = str(content_type)
 
     # -- message class and body
-    msg_type_value = annotations.get(JMS_MSG_TYPE)
+    msg_type_value = annotations.get(JMS_MSG_TYPE) if annotations else None
     msg: Message
     if msg_type_value is not None:
-        if isinstance(msg_type_value, bool) or not isinstance(msg_type_value, int):
+        if type(msg_type_value) is not byte and (
+            isinstance(msg_type_value, bool) or not isinstance(msg_type_value, int)
+        ):
             raise CodecError(
                 f"Invalid JMS Message Type annotation value {msg_type_value!r} "
                 f"({type(msg_type_value).__name__})"
             )
         msg = _body_for_annotation(
-            int(msg_type_value), body_kind, data_parts, sequence, value, content_type
+            int(msg_type_value), body_kind, data, sequence, value, content_type
         )
     else:
-        msg = _body_by_inference(body_kind, data_parts, sequence, value, content_type)
-    if isinstance(msg, ObjectMessage) and policy is not None:
+        msg = _body_by_inference(body_kind, data, sequence, value, content_type)
+    if policy is not None and isinstance(msg, ObjectMessage):
         msg.set_deserialization_policy(policy)
 
     # -- header
+    durable = False  # the AMQP default
+    priority: int | None = None
     delivery_count = 0
     ttl = 0
     if header:
         if len(header) < 5:
             header = header + _NULL_FIELDS[len(header) : 5]
-        priority = header[1]
-        ttl = _integer(header[2] or 0, "header.ttl")
-        delivery_count = _integer(header[4] or 0, "header.delivery-count")
-        msg.set_received_header(
-            bool(header[0]),
-            None if priority is None else min(_integer(priority, "header.priority"), 9),
-            delivery_count,
-        )
-    else:
-        msg.set_received_header(False, None, 0)  # AMQP default durable=false
+        durable = bool(header[0])
+        raw_priority = header[1]
+        if raw_priority is not None:
+            priority = min(_integer(raw_priority, "header.priority"), 9)
+        raw_ttl = header[2]
+        if raw_ttl:
+            ttl = _integer(raw_ttl, "header.ttl")
+        raw_count = header[4]
+        if raw_count:
+            delivery_count = _integer(raw_count, "header.delivery-count")
 
     # -- properties
     message_id: str | None = None
@@ -319,9 +343,13 @@ def _decode(
     group_id: str | None = None
     group_seq: int | None = None
     if properties:
-        message_id = _id_field(to_message_id_string, fields[0], "properties.message-id")
+        raw_id = fields[0]
+        if type(raw_id) is str and raw_id.startswith("ID:") and not _has_type_prefix(raw_id):
+            message_id = raw_id  # a JMS-made id: as it is
+        else:
+            message_id = _id_field(to_message_id_string, raw_id, "properties.message-id")
         raw_user_id = fields[1]
-        if isinstance(raw_user_id, bytes | str) and raw_user_id:
+        if raw_user_id is not None and isinstance(raw_user_id, bytes | str) and raw_user_id:
             # bytes(n) of a non-binary user-id (a uint from a misbehaving peer) would allocate
             # n zero bytes, up to 4 GB; anything but binary or a string is ignored.
             user_id = (
@@ -333,12 +361,13 @@ def _decode(
         if subject is not None:
             jms_type = str(subject)
         raw_correlation_id = fields[5]
-        if isinstance(raw_correlation_id, bytes):
-            correlation_id = raw_correlation_id
-        elif raw_correlation_id is not None:
-            correlation_id = _id_field(
-                to_correlation_id_string, raw_correlation_id, "properties.correlation-id"
-            )
+        if raw_correlation_id is not None:
+            if isinstance(raw_correlation_id, bytes):
+                correlation_id = raw_correlation_id
+            else:
+                correlation_id = _id_field(
+                    to_correlation_id_string, raw_correlation_id, "properties.correlation-id"
+                )
         expiry = fields[8]
         if expiry is not None:
             expiration = _integer(expiry, "properties.absolute-expiry-time")
@@ -361,7 +390,63 @@ def _decode(
     if not expiration and ttl:
         # No absolute expiry but a header ttl: Qpid JMS synthesises now + ttl.
         expiration = (now_ms if now_ms is not None else int(time.time() * 1000)) + int(ttl)
-    msg.set_received_properties(
+
+    # -- destinations
+    to = fields[2]
+    if to is None:
+        destination = consumer_destination
+    else:
+        raw_type = annotations.get(JMS_DEST_TYPE) if annotations else None
+        dest_type = (
+            int(raw_type)
+            if type(raw_type) is byte
+            else type_byte(annotations, JMS_DEST_TYPE, LEGACY_TO_TYPE)
+        )
+        destination = _destination_for(
+            str(to),
+            dest_type,
+            consumer_destination,
+            queue_prefix,
+            topic_prefix,
+            destinations,
+        )
+    reply_to = fields[4]
+    reply_destination: Destination | None = None
+    if reply_to is not None:
+        reply_destination = _destination_for(
+            str(reply_to),
+            type_byte(annotations, JMS_REPLY_TO_TYPE, LEGACY_REPLY_TYPE),
+            consumer_destination,
+            queue_prefix,
+            topic_prefix,
+            destinations,
+        )
+
+    delivery_time = creation_time
+    if annotations:
+        raw_delivery_time = annotations.get(JMS_DELIVERY_TIME)
+        if raw_delivery_time is not None:
+            if isinstance(raw_delivery_time, int | float) and not isinstance(
+                raw_delivery_time, bool
+            ):
+                delivery_time = int(raw_delivery_time)
+            else:
+                # As Qpid JMS treats an annotation it cannot use: the message is still
+                # delivered (it used to be dropped); only JMSDeliveryTime falls back to the
+                # timestamp.
+                log.warning(
+                    "ignoring x-opt-delivery-time annotation of type %s (%.80r) on message %s: "
+                    "a timestamp or long is required; JMSDeliveryTime is the JMSTimestamp "
+                    "instead",
+                    type(raw_delivery_time).__name__,
+                    raw_delivery_time,
+                    message_id,
+                )
+
+    msg.set_received(
+        durable,
+        priority,
+        delivery_count,
         message_id,
         user_id,
         jms_type,
@@ -370,43 +455,11 @@ def _decode(
         creation_time,
         group_id,
         group_seq,
+        destination,
+        reply_destination,
+        delivery_time,
+        validate_property_names,
     )
-
-    to = fields[2]
-    reply_to = fields[4]
-    destination = received_destination(
-        None if to is None else str(to),
-        type_byte(annotations, JMS_DEST_TYPE, LEGACY_TO_TYPE),
-        consumer_destination,
-        False,
-        queue_prefix,
-        topic_prefix,
-    )
-    reply_destination = received_destination(
-        None if reply_to is None else str(reply_to),
-        type_byte(annotations, JMS_REPLY_TO_TYPE, LEGACY_REPLY_TYPE),
-        consumer_destination,
-        True,
-        queue_prefix,
-        topic_prefix,
-    )
-
-    raw_delivery_time = annotations.get(JMS_DELIVERY_TIME)
-    if isinstance(raw_delivery_time, int | float) and not isinstance(raw_delivery_time, bool):
-        delivery_time = int(raw_delivery_time)
-    else:
-        if raw_delivery_time is not None:
-            # As Qpid JMS treats an annotation it cannot use: the message is still delivered
-            # (it used to be dropped); only JMSDeliveryTime falls back to the timestamp.
-            log.warning(
-                "ignoring x-opt-delivery-time annotation of type %s (%.80r) on message %s: a "
-                "timestamp or long is required; JMSDeliveryTime is the JMSTimestamp instead",
-                type(raw_delivery_time).__name__,
-                raw_delivery_time,
-                message_id,
-            )
-        delivery_time = creation_time
-    msg.set_received_destinations(destination, reply_destination, delivery_time)
 
     # -- application properties
     if app_properties:
@@ -426,10 +479,56 @@ def _decode(
             if value is not None:
                 msg.get_property_store()[name] = (JavaType.STRING, str(value))
 
-    msg.set_name_validation(validate_property_names)
     if read_only:
         msg.set_read_only(True)
     return msg
+
+
+def _section_code(descriptor: Any, content: Any, index: int) -> Any:
+    """The numeric code of a section's symbolic descriptor; a value that is not a described
+    section is refused."""
+    if descriptor is _NOT_DESCRIBED:
+        raise CodecError(
+            f"Cannot decode AMQP message: section {index} is a {type(content).__name__}, "
+            "not a described section"
+        )
+    if isinstance(descriptor, str):
+        return _SYMBOLIC_DESCRIPTORS.get(descriptor, descriptor)
+    return descriptor
+
+
+def _destination_for(
+    address: str,
+    dest_type: int,
+    consumer_destination: Destination | None,
+    queue_prefix: str | None,
+    topic_prefix: str | None,
+    destinations: dict[tuple[str, int], Destination | None] | None,
+) -> Destination | None:
+    """received_destination for an address, through the consumer's own cache when it has one
+    (its consumer destination and prefixes are fixed, so the address and type decide)."""
+    if destinations is None:
+        return received_destination(
+            address, dest_type, consumer_destination, False, queue_prefix, topic_prefix
+        )
+    key = (address, dest_type)
+    try:
+        return destinations[key]
+    except KeyError:
+        pass
+    destination = received_destination(
+        address, dest_type, consumer_destination, False, queue_prefix, topic_prefix
+    )
+    if destination is None or not destination.is_temporary:
+        if len(destinations) >= _CONSUMER_DESTINATIONS_SIZE:
+            destinations.clear()
+        destinations[key] = destination
+    return destination
+
+
+# A consumer's destination cache holds at most this many addresses (cleared when full).
+_CONSUMER_DESTINATIONS_SIZE = 64
+_NO_ANNOTATIONS: dict[Any, Any] = {}
 
 
 DEAD_LETTER_ANNOTATIONS = {
@@ -501,7 +600,7 @@ def _text_from_data(data: bytes, content_type: str | None) -> str:
 def _body_for_annotation(
     msg_type: int,
     body_kind: int,
-    data_parts: list[bytes],
+    data: bytes,
     sequence: list[Any],
     value: Any,
     content_type: str | None,
@@ -514,14 +613,14 @@ def _body_for_annotation(
         if body_kind == _BODY_VALUE and (value is None or isinstance(value, str)):
             text_msg = TextMessage(None if value is None else str(value))
         elif body_kind == _BODY_DATA:
-            text_msg = TextMessage(_text_from_data(b"".join(data_parts), content_type))
+            text_msg = TextMessage(_text_from_data(data, content_type))
         elif body_kind != _NO_BODY:
             raise CodecError(_mismatch("TextMessage", body_kind, value))
         return text_msg
     if msg_type == MSG_TYPE_BYTES:
         bytes_msg = BytesMessage()
         if body_kind == _BODY_DATA:
-            bytes_msg.set_body_bytes(b"".join(data_parts))
+            bytes_msg.set_body_bytes(data)
         elif body_kind == _BODY_VALUE and isinstance(value, bytes):
             bytes_msg.set_body_bytes(value)
         elif body_kind == _NO_BODY or (body_kind == _BODY_VALUE and value is None):
@@ -549,20 +648,20 @@ def _body_for_annotation(
         stream_msg.set_typed_items([_typed_from_amqp(v, True) for v in items])
         return stream_msg
     if msg_type == MSG_TYPE_OBJECT:
-        return _object_message(body_kind, data_parts, sequence, value, content_type)
+        return _object_message(body_kind, data, sequence, value, content_type)
     raise CodecError(f"Invalid JMS Message Type annotation value {msg_type!r}")
 
 
 def _object_message(
     body_kind: int,
-    data_parts: list[bytes],
+    data: bytes,
     sequence: list[Any],
     value: Any,
     content_type: str | None,
 ) -> ObjectMessage:
     obj_msg = ObjectMessage()
     if body_kind == _BODY_DATA:
-        obj_msg.set_serialized_body(b"".join(data_parts), content_type)
+        obj_msg.set_serialized_body(data, content_type)
     elif body_kind == _BODY_SEQUENCE:
         obj_msg.set_received_typed_body(list(sequence))
     elif body_kind == _BODY_VALUE:
@@ -572,7 +671,7 @@ def _object_message(
 
 def _body_by_inference(
     body_kind: int,
-    data_parts: list[bytes],
+    data: bytes,
     sequence: list[Any],
     value: Any,
     content_type: str | None,
@@ -583,36 +682,34 @@ def _body_by_inference(
             return ObjectMessage()
         if content_type is None or content_type == OCTET_STREAM_CONTENT_TYPE:
             return _body_for_annotation(
-                MSG_TYPE_BYTES, body_kind, data_parts, sequence, value, content_type
+                MSG_TYPE_BYTES, body_kind, data, sequence, value, content_type
             )
         if _text_charset(content_type) is not None:
             return TextMessage()
         return Message()
     if body_kind == _BODY_DATA:
         if _is_serialized(content_type):
-            return _object_message(body_kind, data_parts, sequence, value, content_type)
+            return _object_message(body_kind, data, sequence, value, content_type)
         if (
             content_type is not None
             and content_type != OCTET_STREAM_CONTENT_TYPE
             and _text_charset(content_type) is not None
         ):
             return _body_for_annotation(
-                MSG_TYPE_TEXT, body_kind, data_parts, sequence, value, content_type
+                MSG_TYPE_TEXT, body_kind, data, sequence, value, content_type
             )
-        return _body_for_annotation(
-            MSG_TYPE_BYTES, body_kind, data_parts, sequence, value, content_type
-        )
+        return _body_for_annotation(MSG_TYPE_BYTES, body_kind, data, sequence, value, content_type)
     if body_kind == _BODY_VALUE:
         if value is None or isinstance(value, str):
             return _body_for_annotation(
-                MSG_TYPE_TEXT, body_kind, data_parts, sequence, value, content_type
+                MSG_TYPE_TEXT, body_kind, data, sequence, value, content_type
             )
         if isinstance(value, bytes):
             return _body_for_annotation(
-                MSG_TYPE_BYTES, body_kind, data_parts, sequence, value, content_type
+                MSG_TYPE_BYTES, body_kind, data, sequence, value, content_type
             )
-        return _object_message(body_kind, data_parts, sequence, value, content_type)
-    return _object_message(body_kind, data_parts, sequence, value, content_type)
+        return _object_message(body_kind, data, sequence, value, content_type)
+    return _object_message(body_kind, data, sequence, value, content_type)
 
 
 def _mismatch(jms_type: str, body_kind: int, value: Any) -> str:
