@@ -126,6 +126,8 @@ class MessageConsumer(
         self._cv = threading.Condition()
         self._closed = False
         self._failure: JMSException | None = None
+        # receive() calls in progress (under _cv): the only waiters on _cv, so an arrival
+        # notifies only when one is waiting.
         self._receiving = 0
         options = self._connection.options
         self._local_expiry = options.local_message_expiry
@@ -243,7 +245,8 @@ class MessageConsumer(
             return
         with self._cv:
             self._buffer.append(inbound)
-            self._cv.notify()
+            if self._receiving:  # the only waiters on _cv are receive() calls
+                self._cv.notify()
             buffered = len(self._buffer)
         if self._arrival_hook is not None:
             self._arrival_hook()

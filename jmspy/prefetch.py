@@ -80,6 +80,7 @@ class _Consumer(Protocol):
 
     _port: SessionPort
     _cv: threading.Condition
+    _receiving: int
     _buffer: collections.deque[InboundDelivery] | PriorityBuffer
     _listener: ListenerLike | None
     _batch_listener: BatchListenerLike | None
@@ -131,7 +132,8 @@ class BufferedDelivery:
         with self._cv:
             before = len(self._buffer)
             self._buffer.extend(inbounds)
-            self._cv.notify()
+            if self._receiving:  # the only waiters on _cv are receive() calls
+                self._cv.notify()
             if self._listener is not None and not self._dispatch_signalled:
                 self._dispatch_signalled = signal = True
         if self._arrival_hook is not None:  # a waiting jmspy.aio receive (_async_receive.py)

@@ -47,6 +47,7 @@ __all__ = [
     "DeliveryRef",
     "LinkRef",
     "accept_and_settle",
+    "accept_and_settle_all",
     "delivery_aborted",
     "delivery_link_ref",
     "delivery_ref",
@@ -180,6 +181,16 @@ def accept_and_settle(delivery: Delivery | DeliveryHandle) -> None:
     impl = delivery._ref if isinstance(delivery, DeliveryHandle) else delivery._impl
     pn_delivery_update(impl, PN_ACCEPTED)
     pn_delivery_settle(impl)
+
+
+def accept_and_settle_all(handles: list[DeliveryHandle]) -> None:
+    """:func:`accept_and_settle` for many received deliveries, in order, in one call."""
+    update = pn_delivery_update
+    settle = pn_delivery_settle
+    for handle in handles:
+        ref = handle._ref
+        update(ref, PN_ACCEPTED)
+        settle(ref)
 
 
 def dispatch_events(

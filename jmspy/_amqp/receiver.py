@@ -31,6 +31,7 @@ from .proton_internals import (
     DeliveryRef,
     LinkRef,
     accept_and_settle,
+    accept_and_settle_all,
     delivery_aborted,
     delivery_ref,
     link_ref,
@@ -325,8 +326,21 @@ class AmqpReceiver(_LinkBase):
             # Cleared before taking the queue: an acceptance queued from here on submits anew.
             self._accepts_submitted = False
         accepts = self._accepts
+        # _settle_now(inbound, "accepted") for each, in one loop: this runs for every message
+        # a consumer acknowledges.
+        handles = []
+        discard = self.open_deliveries.discard
+        epoch = self.connection.epoch
         while accepts:
-            _settle_now(accepts.popleft(), "accepted", True, False)
+            inbound = accepts.popleft()
+            if inbound.settled:
+                continue
+            inbound.settled = True
+            discard(inbound)
+            if inbound.epoch == epoch:
+                handles.append(inbound.delivery)
+        if handles and self.failure is None:
+            accept_and_settle_all(handles)
 
     def settle_later(
         self,

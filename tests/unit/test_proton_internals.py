@@ -18,6 +18,7 @@ from jmspy._amqp import proton_internals
 from jmspy._amqp.proton_internals import (
     DeliveryHandle,
     accept_and_settle,
+    accept_and_settle_all,
     delivery_link_ref,
     delivery_ref,
     dispatch_events,
@@ -283,3 +284,27 @@ def test_a_delivery_handle_keeps_the_delivery_and_settles_it_accepted() -> None:
     pair.pump()
     assert sent.remote_state == Delivery.ACCEPTED
     assert sent.settled
+
+
+def test_accept_and_settle_all_accepts_every_handle() -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    sent: list[Delivery] = []
+    handles: list[DeliveryHandle] = []
+    for tag in (b"a", b"b", b"c"):
+        delivery = sender.delivery(tag)
+        sender.send(b"payload")
+        sender.advance()
+        sent.append(delivery)
+    pair.pump()
+    while receiver.current is not None:
+        incoming = receiver.current
+        handles.append(DeliveryHandle(delivery_ref(incoming)))
+        receiver.advance()
+    assert len(handles) == 3
+
+    accept_and_settle_all(handles)
+    pair.pump()
+
+    assert [d.remote_state for d in sent] == [Delivery.ACCEPTED] * 3
+    assert all(d.settled for d in sent)
