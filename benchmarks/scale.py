@@ -2,14 +2,15 @@
 one queue (competing consumers), move N non-persistent messages sent from the same process.
 
     python benchmarks/scale.py [-n 20000] [--size 1024] [--connections 1,10,100]
-                               [--shared-threads 1]
+                               [--shared-threads 1] [--rounds 3]
 
-Every connection count runs twice in the same invocation, interleaved: with an engine thread
-per connection and a dispatch thread per session (the default), and with
+Every connection count runs in two modes, in interleaved rounds: with an engine thread per
+connection and a dispatch thread per session (the default), and with
 ``transport.sharedEventLoopThreads=N`` (one group of N loop threads and N dispatch threads for
-every connection). Printed per run: messages per second from the first send to the last
-message delivered, the process's thread count while the messages flow (its peak), its RSS and
-the ratios to the single-connection run of the same mode and of the default mode. A first
+every connection). Printed per configuration, as the median [min-max] over the rounds:
+messages per second from the first send to the last message delivered, and the ratios to the
+single-connection run of the same mode and of the default mode in the same round (same load);
+then the process's thread count while the messages flow (its peak) and its RSS. A first
 single-connection run is not timed (warm-up).
 
 Uses JMSPY_BROKER_URL (and JMSPY_BROKER_USER / JMSPY_BROKER_PASSWORD) when set, otherwise a
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import threading
 import time
@@ -132,6 +134,14 @@ def run(
     return count / elapsed, counter.peak_threads, rss
 
 
+def spread(values: list[float], fmt: str) -> str:
+    """median [min-max] of ``values``."""
+    median = format(statistics.median(values), fmt)
+    if len(values) == 1:
+        return median
+    return f"{median} [{format(min(values), fmt)}-{format(max(values), fmt)}]"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=20000, help="messages per run")
@@ -140,43 +150,62 @@ def main() -> int:
     parser.add_argument(
         "--shared-threads", type=int, default=1, help="transport.sharedEventLoopThreads"
     )
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (3)")
     args = parser.parse_args()
     counts = [int(c) for c in args.connections.split(",")]
+    modes = (-1, args.shared_threads)
     print(versions_line())
     print(f"load average at start: {os.getloadavg()}")
-    rows: list[list[str]] = []
+    # (connections, mode) -> per round: (msg/s, peak threads, RSS MiB)
+    runs: dict[tuple[int, int], list[tuple[float, int, float]]] = {}
     with broker() as info:
         # Not timed: the first run of a process pays imports, JIT-less warm-up of the broker's
         # queues and address creation.
         run(info, 1, min(args.n, 2000), args.size, -1)
-        base: dict[int, float] = {}
-        for connections in counts:
-            for shared in (-1, args.shared_threads):
-                rate, threads, rss = run(info, connections, args.n, args.size, shared)
-                mode = "per connection" if shared <= 0 else f"shared ({shared})"
-                base.setdefault(shared, rate)
-                rows.append(
-                    [
-                        str(connections),
-                        mode,
-                        f"{rate:,.0f}",
-                        f"{rate / base[shared]:.2f}x",
-                        f"{rate / base[-1]:.2f}x",
-                        str(threads),
-                        f"{rss:.0f} MiB",
-                    ]
-                )
-                print(f"  {connections} connections, {mode}: {rate:,.0f} msg/s", flush=True)
+        for round_no in range(args.rounds):
+            for connections in counts:
+                for shared in modes:
+                    result = run(info, connections, args.n, args.size, shared)
+                    runs.setdefault((connections, shared), []).append(result)
+                    mode = "per connection" if shared <= 0 else f"shared ({shared})"
+                    print(
+                        f"  round {round_no + 1}/{args.rounds}: {connections} connections, "
+                        f"{mode}: {result[0]:,.0f} msg/s",
+                        flush=True,
+                    )
+    base = counts[0]
+    rows: list[list[str]] = []
+    for connections in counts:
+        for shared in modes:
+            results = runs[(connections, shared)]
+            rates = [r[0] for r in results]
+            same_mode = [r / b[0] for r, b in zip(rates, runs[(base, shared)], strict=True)]
+            default = [r / b[0] for r, b in zip(rates, runs[(base, -1)], strict=True)]
+            rows.append(
+                [
+                    str(connections),
+                    "per connection" if shared <= 0 else f"shared ({shared})",
+                    spread(rates, ",.0f"),
+                    spread(same_mode, ".2f"),
+                    spread(default, ".2f"),
+                    str(max(r[1] for r in results)),
+                    f"{max(r[2] for r in results):.0f} MiB",
+                ]
+            )
     print(f"load average at end: {os.getloadavg()}")
-    print(f"{args.n} non-persistent messages of {args.size} bytes per run")
+    print(
+        f"{args.n} non-persistent messages of {args.size} bytes per run, {args.rounds} rounds; "
+        "median [min-max]; ratios are per round, to the "
+        f"{base}-connection run"
+    )
     print(
         format_table(
             [
                 "connections",
                 "engine/dispatch threads",
                 "msg/s",
-                "vs 1 conn, same mode",
-                "vs 1 conn, per connection",
+                f"vs {base} conn, same mode",
+                f"vs {base} conn, per connection",
                 "threads",
                 "RSS",
             ],

@@ -22,6 +22,8 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from ._deferred_wakeups import defer_wakeup
+
 if TYPE_CHECKING:
     from .session import Session
 
@@ -78,7 +80,15 @@ class DispatchPool:
                 self._running
             ):
                 self._start_thread()
-            self._cv.notify()
+            # On a shared loop thread stepping many connections: one wake-up when its turn
+            # ends, not one per connection (see _deferred_wakeups).
+            if not defer_wakeup(self, self._wake_for_ready):
+                self._cv.notify()
+
+    def _wake_for_ready(self) -> None:
+        with self._cv:
+            if self._ready:
+                self._cv.notify(len(self._ready))
 
     def _start_thread(self) -> None:
         thread = threading.Thread(

@@ -30,6 +30,8 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from .._deferred_wakeups import deferred_wakeups
+
 if TYPE_CHECKING:
     from .engine import Engine
 
@@ -153,8 +155,10 @@ class SharedEventLoop:
                 state = engines.get(engine)
                 if state is not None and state[0] == when:
                     due.setdefault(engine, [False, False])
-            for engine, (readable, woken) in due.items():
-                self._step(engine, readable, woken, engines, by_fd, poller)
+            # Listener hand-offs of all the engines stepped wake the dispatch pool once.
+            with deferred_wakeups():
+                for engine, (readable, woken) in due.items():
+                    self._step(engine, readable, woken, engines, by_fd, poller)
             due = {}
             timeout = _MAX_WAIT_S
             if deadlines:
