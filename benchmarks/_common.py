@@ -63,6 +63,31 @@ def process_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def broker_cpu_s(info: BrokerInfo) -> float | None:
+    """CPU seconds (user + system) the processes of a broker this script started used so far,
+    read from /proc (Linux); None for another broker or elsewhere. The broker shares the
+    machine's cores with the client, so what it spends is part of every figure here."""
+    if info.process_group is None:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        if int(fields[2]) == info.process_group:  # pgrp; utime and stime follow at 11, 12
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
 @dataclass(frozen=True)
 class Timing:
     """Wall-clock seconds of a timed section and the client process's CPU seconds in it."""
@@ -99,6 +124,8 @@ class BrokerInfo:
     password: str
     provisioned: bool
     description: str
+    # The process group of a broker this script started (None for JMSPY_BROKER_URL).
+    process_group: int | None = None
 
 
 @contextlib.contextmanager
@@ -128,6 +155,7 @@ def broker(say: Callable[[str], None] = print) -> Iterator[BrokerInfo]:
             local.password,
             True,
             f"local Apache Artemis {local.version} at {local.url}",
+            local.pid,
         )
     finally:
         local.stop()

@@ -8,10 +8,12 @@ Every connection count runs in two modes, in interleaved rounds: with an engine 
 connection and a dispatch thread per session (the default), and with
 ``transport.sharedEventLoopThreads=N`` (one group of N loop threads and N dispatch threads for
 every connection). Printed per configuration, as the median [min-max] over the rounds:
-messages per second from the first send to the last message delivered, and the ratios to the
-single-connection run of the same mode and of the default mode in the same round (same load);
-then the process's thread count while the messages flow (its peak) and its RSS. A first
-single-connection run is not timed (warm-up).
+messages per second from the first send to the last message delivered, the ratios to the
+single-connection run of the same mode and of the default mode in the same round (same load),
+and the CPU per message over that time of this process (sender and consumers) and of the
+broker (when the script started it: both share the machine's cores); then the process's
+thread count while the messages flow (its peak) and its RSS. A short untimed run of every
+configuration comes first (warm-up).
 
 Uses JMSPY_BROKER_URL (and JMSPY_BROKER_USER / JMSPY_BROKER_PASSWORD) when set, otherwise a
 local Apache Artemis for the run. Nothing is asserted about speed; a lost or duplicated
@@ -26,6 +28,7 @@ import statistics
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 try:
@@ -33,9 +36,11 @@ try:
         BenchmarkError,
         BrokerInfo,
         broker,
+        broker_cpu_s,
         drain_queue,
         format_table,
         fresh_queue,
+        process_cpu_s,
         versions_line,
     )
 
@@ -84,10 +89,17 @@ class Counter:
                 self.done.set()
 
 
-def run(
-    info: BrokerInfo, connections: int, count: int, size: int, shared: int
-) -> tuple[float, int, float]:
-    """One run; returns (msg/s, peak threads, RSS MiB)."""
+@dataclass(frozen=True)
+class Result:
+    rate: float  # msg/s
+    threads: int  # peak
+    rss_mib: float
+    client_cpu_us: float  # this process, per message, over the timed part
+    broker_cpu_us: float | None  # the broker's processes likewise (a broker we started)
+
+
+def run(info: BrokerInfo, connections: int, count: int, size: int, shared: int) -> Result:
+    """One run."""
     options: dict[str, Any] = {}
     if shared > 0:
         options["transport.sharedEventLoopThreads"] = shared
@@ -110,6 +122,7 @@ def run(
         producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT)
         payload = os.urandom(size)
         started = time.perf_counter()
+        client_cpu, broker_cpu = process_cpu_s(), broker_cpu_s(info)
         for seq in range(count):
             message = session.createBytesMessage()
             message.writeBytes(payload)
@@ -122,6 +135,10 @@ def run(
                 f"{connections} connections: {counter.seen} of {count} messages arrived"
             )
         elapsed = time.perf_counter() - started
+        client_cpu = process_cpu_s() - client_cpu
+        broker_after = broker_cpu_s(info)
+        if broker_cpu is not None and broker_after is not None:
+            broker_cpu = broker_after - broker_cpu
         rss = rss_mib()
     finally:
         for connection in opened:
@@ -131,7 +148,13 @@ def run(
     left = drain_queue(info, queue_name)
     if left:
         raise BenchmarkError(f"{left} messages were left on the queue")
-    return count / elapsed, counter.peak_threads, rss
+    return Result(
+        count / elapsed,
+        counter.peak_threads,
+        rss,
+        client_cpu * 1e6 / count,
+        None if broker_cpu is None else broker_cpu * 1e6 / count,
+    )
 
 
 def spread(values: list[float], fmt: str) -> str:
@@ -156,12 +179,14 @@ def main() -> int:
     modes = (-1, args.shared_threads)
     print(versions_line())
     print(f"load average at start: {os.getloadavg()}")
-    # (connections, mode) -> per round: (msg/s, peak threads, RSS MiB)
-    runs: dict[tuple[int, int], list[tuple[float, int, float]]] = {}
+    runs: dict[tuple[int, int], list[Result]] = {}  # (connections, mode) -> one per round
     with broker() as info:
-        # Not timed: the first run of a process pays imports, JIT-less warm-up of the broker's
-        # queues and address creation.
-        run(info, 1, min(args.n, 2000), args.size, -1)
+        # Not timed: one short run of every configuration first. The first runs pay imports,
+        # address creation and the broker's JIT warm-up for that many consumers (the first
+        # round measured up to four times the broker CPU per message of the later ones).
+        for connections in counts:
+            for shared in modes:
+                run(info, connections, min(args.n, 2000), args.size, shared)
         for round_no in range(args.rounds):
             for connections in counts:
                 for shared in modes:
@@ -170,7 +195,7 @@ def main() -> int:
                     mode = "per connection" if shared <= 0 else f"shared ({shared})"
                     print(
                         f"  round {round_no + 1}/{args.rounds}: {connections} connections, "
-                        f"{mode}: {result[0]:,.0f} msg/s",
+                        f"{mode}: {result.rate:,.0f} msg/s",
                         flush=True,
                     )
     base = counts[0]
@@ -178,9 +203,10 @@ def main() -> int:
     for connections in counts:
         for shared in modes:
             results = runs[(connections, shared)]
-            rates = [r[0] for r in results]
-            same_mode = [r / b[0] for r, b in zip(rates, runs[(base, shared)], strict=True)]
-            default = [r / b[0] for r, b in zip(rates, runs[(base, -1)], strict=True)]
+            rates = [r.rate for r in results]
+            same_mode = [r / b.rate for r, b in zip(rates, runs[(base, shared)], strict=True)]
+            default = [r / b.rate for r, b in zip(rates, runs[(base, -1)], strict=True)]
+            brokers = [r.broker_cpu_us for r in results if r.broker_cpu_us is not None]
             rows.append(
                 [
                     str(connections),
@@ -188,8 +214,10 @@ def main() -> int:
                     spread(rates, ",.0f"),
                     spread(same_mode, ".2f"),
                     spread(default, ".2f"),
-                    str(max(r[1] for r in results)),
-                    f"{max(r[2] for r in results):.0f} MiB",
+                    spread([r.client_cpu_us for r in results], ".0f"),
+                    spread(brokers, ".0f") if brokers else "-",
+                    str(max(r.threads for r in results)),
+                    f"{max(r.rss_mib for r in results):.0f} MiB",
                 ]
             )
     print(f"load average at end: {os.getloadavg()}")
@@ -206,6 +234,8 @@ def main() -> int:
                 "msg/s",
                 f"vs {base} conn, same mode",
                 f"vs {base} conn, per connection",
+                "client CPU us/msg",
+                "broker CPU us/msg",
                 "threads",
                 "RSS",
             ],
