@@ -38,13 +38,19 @@ def strict_peer() -> Iterator[ScriptedPeer]:
 
 
 def _raw_client(peer: ScriptedPeer, *frames: bytes) -> socket.socket:
-    """A client that skips SASL and writes ``frames`` after open and begin (channel 0)."""
+    """A client that skips SASL and writes ``frames`` after open and begin (channel 0).
+
+    Everything goes out in one write, so the peer reads it together: written one frame at a
+    time, a frame after a close could reach the peer only after it had answered the close and
+    hung up (Nagle's algorithm holds a small write back until the previous one is
+    acknowledged), and the peer would never see it."""
     sock = socket.create_connection((peer.host, peer.port), timeout=10)
-    sock.sendall(b"AMQP\x00\x01\x00\x00")
-    sock.sendall(_encode_frame(0, _OPEN, ["raw-client"]))
-    sock.sendall(_encode_frame(0, _BEGIN, [None, uint(0), uint(100), uint(100)]))
-    for frame in frames:
-        sock.sendall(frame)
+    sock.sendall(
+        b"AMQP\x00\x01\x00\x00"
+        + _encode_frame(0, _OPEN, ["raw-client"])
+        + _encode_frame(0, _BEGIN, [None, uint(0), uint(100), uint(100)])
+        + b"".join(frames)
+    )
     return sock
 
 
