@@ -14,6 +14,7 @@ import os
 import platform
 import pstats
 import resource
+import statistics
 import sys
 import threading
 import time
@@ -61,6 +62,16 @@ def process_cpu_s() -> float:
     """CPU seconds (user + system) this process used so far, all threads together."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+def median_spread(values: Sequence[float], fmt: str) -> str:
+    """``median [min-max]`` of ``values``, each formatted with ``fmt`` ("-" when empty)."""
+    if not values:
+        return "-"
+    median = format(statistics.median(values), fmt)
+    if len(values) == 1:
+        return median
+    return f"{median} [{format(min(values), fmt)}-{format(max(values), fmt)}]"
 
 
 def broker_cpu_s(info: BrokerInfo) -> float | None:

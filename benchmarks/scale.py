@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import threading
 import time
@@ -40,6 +39,7 @@ try:
         drain_queue,
         format_table,
         fresh_queue,
+        median_spread,
         process_cpu_s,
         versions_line,
     )
@@ -122,7 +122,7 @@ def run(info: BrokerInfo, connections: int, count: int, size: int, shared: int) 
         producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT)
         payload = os.urandom(size)
         started = time.perf_counter()
-        client_cpu, broker_cpu = process_cpu_s(), broker_cpu_s(info)
+        client_cpu_before, broker_cpu_before = process_cpu_s(), broker_cpu_s(info)
         for seq in range(count):
             message = session.createBytesMessage()
             message.writeBytes(payload)
@@ -135,10 +135,11 @@ def run(info: BrokerInfo, connections: int, count: int, size: int, shared: int) 
                 f"{connections} connections: {counter.seen} of {count} messages arrived"
             )
         elapsed = time.perf_counter() - started
-        client_cpu = process_cpu_s() - client_cpu
-        broker_after = broker_cpu_s(info)
-        if broker_cpu is not None and broker_after is not None:
-            broker_cpu = broker_after - broker_cpu
+        client_cpu = process_cpu_s() - client_cpu_before
+        broker_cpu_after = broker_cpu_s(info)
+        broker_cpu = None
+        if broker_cpu_before is not None and broker_cpu_after is not None:
+            broker_cpu = broker_cpu_after - broker_cpu_before
         rss = rss_mib()
     finally:
         for connection in opened:
@@ -155,14 +156,6 @@ def run(info: BrokerInfo, connections: int, count: int, size: int, shared: int) 
         client_cpu * 1e6 / count,
         None if broker_cpu is None else broker_cpu * 1e6 / count,
     )
-
-
-def spread(values: list[float], fmt: str) -> str:
-    """median [min-max] of ``values``."""
-    median = format(statistics.median(values), fmt)
-    if len(values) == 1:
-        return median
-    return f"{median} [{format(min(values), fmt)}-{format(max(values), fmt)}]"
 
 
 def main() -> int:
@@ -211,11 +204,11 @@ def main() -> int:
                 [
                     str(connections),
                     "per connection" if shared <= 0 else f"shared ({shared})",
-                    spread(rates, ",.0f"),
-                    spread(same_mode, ".2f"),
-                    spread(default, ".2f"),
-                    spread([r.client_cpu_us for r in results], ".0f"),
-                    spread(brokers, ".0f") if brokers else "-",
+                    median_spread(rates, ",.0f"),
+                    median_spread(same_mode, ".2f"),
+                    median_spread(default, ".2f"),
+                    median_spread([r.client_cpu_us for r in results], ".0f"),
+                    median_spread(brokers, ".0f"),
                     str(max(r.threads for r in results)),
                     f"{max(r.rss_mib for r in results):.0f} MiB",
                 ]

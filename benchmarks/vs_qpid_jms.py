@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import statistics
 import sys
 import threading
 import time
@@ -52,6 +51,7 @@ try:
         drain_queue,
         format_table,
         fresh_queue,
+        median_spread,
         prefilled_queue,
         proton_receive,
         proton_send,
@@ -455,15 +455,6 @@ def run_rounds(s: Settings, workloads: list[str], rounds: int) -> Results:
 # --------------------------------------------------------------------------------- output
 
 
-def _spread(values: list[float], fmt: str) -> str:
-    if not values:
-        return "-"
-    median = statistics.median(values)
-    if len(values) == 1:
-        return format(median, fmt)
-    return f"{format(median, fmt)} [{format(min(values), fmt)}-{format(max(values), fmt)}]"
-
-
 def _ratios(a: list[Run], b: list[Run]) -> list[float]:
     return [x.rate / y.rate for x, y in zip(a, b, strict=False) if y.rate > 0]
 
@@ -482,14 +473,14 @@ def table(results: Results, workloads: list[str]) -> str:
             cells = [
                 workload,
                 label,
-                _spread([r.rate for r in runs], ",.0f"),
-                _spread([r.cpu_us for r in runs], ".0f"),
+                median_spread([r.rate for r in runs], ",.0f"),
+                median_spread([r.cpu_us for r in runs], ".0f"),
             ]
             if workload == "send-p":
                 p50s = [p for p, _ in (r.percentiles() for r in runs) if p is not None]
                 p99s = [p for _, p in (r.percentiles() for r in runs) if p is not None]
-                cells += [_spread([p * 1e3 for p in p50s], ".1f")]
-                cells += [_spread([p * 1e3 for p in p99s], ".1f")]
+                cells += [median_spread([p * 1e3 for p in p50s], ".1f")]
+                cells += [median_spread([p * 1e3 for p in p99s], ".1f")]
             else:
                 cells += ["", ""]
             rows.append(cells)
@@ -504,7 +495,7 @@ def ratio_table(results: Results, workloads: list[str]) -> str:
         if workload == "batch":
             base = results.get("listener", "jmspy")
             rows.append(
-                [f"batch {BATCH_SIZE} / MessageListener", _spread(_ratios(jm, base), ".2f")]
+                [f"batch {BATCH_SIZE} / MessageListener", median_spread(_ratios(jm, base), ".2f")]
             )
             rows[-1] += ["", ""]
             continue
@@ -513,9 +504,9 @@ def ratio_table(results: Results, workloads: list[str]) -> str:
         rows.append(
             [
                 workload,
-                _spread(_ratios(jm, java), ".2f"),
-                _spread(_ratios(jm, proton), ".2f"),
-                _spread(cpu, ".2f"),
+                median_spread(_ratios(jm, java), ".2f"),
+                median_spread(_ratios(jm, proton), ".2f"),
+                median_spread(cpu, ".2f"),
             ]
         )
     return format_table(headers, rows)
