@@ -141,14 +141,24 @@ class JmsOptions:
             raise JmsOptionError("option 'destination' is required (queue://name or topic://name)")
         return parse_destination(self.destination)
 
-    def factory(self, *, receive_local_only: bool = False) -> jmspy.ConnectionFactory:
+    def factory(
+        self, *, receive_local_only: bool = False, stream: bool = False
+    ) -> jmspy.ConnectionFactory:
         """A connection factory with these options (client id and prefetch included).
 
         ``receive_local_only``: receive calls never drain the link; the credit window keeps
         messages flowing and the end of the data is a quiet period, which also works with
-        brokers that cannot drain (see ``_stream``)."""
+        brokers that cannot drain (see ``_batch``).
+
+        ``stream``: the streaming source's consumer. ``receive(timeout)`` stays local, but
+        ``receiveNoWait`` drains, which is how the source asks a broker that can drain
+        whether it has anything more (see ``_stream.poll``); without a ``prefetch`` option
+        the credit window is one micro-batch (:meth:`stream_prefetch`)."""
         extra: dict[str, Any] = {}
-        if self.prefetch is not None:
+        if stream:
+            extra["prefetch_all"] = self.stream_prefetch()
+            extra["receive_local_only"] = True
+        elif self.prefetch is not None:
             extra["prefetch_all"] = self.prefetch
         if receive_local_only:
             extra["receive_local_only"] = True
@@ -158,6 +168,15 @@ class JmsOptions:
         return jmspy.ConnectionFactory(
             self.url, self.user, self.password, client_id=self.client_id, **extra
         )
+
+    def stream_prefetch(self) -> int:
+        """The streaming consumer's credit window: the ``prefetch`` option, else one
+        micro-batch (``maxMessagesPerTrigger``, at most the largest prefetch, 32767), so the
+        broker sends the next batch while Spark runs the current one. The source holds at most
+        a batch of rows and a batch of prefetched messages."""
+        if self.prefetch is not None:
+            return self.prefetch
+        return min(self.max_messages_per_trigger, _INT_FIELDS["prefetch"][1])
 
 
 def use_transactions(opts: JmsOptions, connection: jmspy.Connection) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from typing import Any
 
 import pytest
@@ -185,6 +186,59 @@ def test_available_now_stops_when_the_destination_is_empty(
     assert [m.getText() for m in drain(factory, unique_name)] == ["late0", "late1"]
 
 
+def test_available_now_ends_on_the_brokers_answer_not_the_poll_timeout(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    """Artemis answers a drain, so the end of the data is its answer: a run with a two-minute
+    pollTimeoutMs still ends as soon as the queue is empty."""
+    send_texts(factory, unique_name, 5)
+    consumer = StreamConsumer(options(jms_options, destination=unique_name, pollTimeoutMs="120000"))
+    try:
+        assert consumer.drains
+        consumer.prepare_available_now()
+        started = time.monotonic()
+        end = consumer.latest(consumer.offset(0), 10)
+        assert end == consumer.offset(5)
+        assert consumer.latest(end, 10) is None
+        # Waiting out pollTimeoutMs would take 120 s; the drains take milliseconds.
+        assert time.monotonic() - started < 60, "the end of the data waited for pollTimeoutMs"
+    finally:
+        consumer.close()
+
+
+def test_without_drain_the_end_of_the_data_is_poll_timeout_ms_of_quiet(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    """The path of brokers that cannot drain (RabbitMQ 3.x classic queues), on Artemis."""
+    send_texts(factory, unique_name, 4)
+    consumer = StreamConsumer(options(jms_options, destination=unique_name))
+    try:
+        consumer.drains = False
+        consumer.prepare_available_now()
+        started = time.monotonic()
+        end = consumer.latest(consumer.offset(0), 10)
+        assert end == consumer.offset(4)
+        assert time.monotonic() - started >= 0.2  # the 200 ms of quiet that ended the poll
+        assert consumer.latest(end, 10) is None
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize(
+    ("given", "window"),
+    [
+        ({}, 10_000),  # one micro-batch
+        ({"maxMessagesPerTrigger": "2500"}, 2500),
+        ({"maxMessagesPerTrigger": "100000"}, 32767),  # the largest prefetch
+        ({"maxMessagesPerTrigger": "100000", "prefetch": "500"}, 500),
+    ],
+)
+def test_the_streaming_credit_window_is_one_micro_batch_unless_prefetch_is_given(
+    given: dict[str, str], window: int
+) -> None:
+    assert JmsOptions.parse({"url": "amqp://h", **given}).stream_prefetch() == window
+
+
 def test_rows_carry_body_headers_and_properties(
     factory: Any, jms_options: dict[str, str], unique_name: str
 ) -> None:
@@ -331,7 +385,7 @@ def test_more_messages_than_the_credit_window(
         for i in range(2500):
             producer.send(session.createTextMessage(f"m{i}"))
         session.commit()
-    opts = options(jms_options, destination=unique_name)
+    opts = options(jms_options, destination=unique_name, prefetch="1000")
     assert sum(1 for _ in browse_rows(opts)) == 2500
     consumer = StreamConsumer(opts)
     try:
