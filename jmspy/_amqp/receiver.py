@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from proton import (
+    Data,
     Delivery,
     Described,
     Link,
@@ -36,6 +37,7 @@ from .proton_internals import (
     delivery_ref,
     link_ref,
     read_transfer,
+    settle_all_with_state,
     settle_ref,
     wrap_delivery,
 )
@@ -98,6 +100,12 @@ class AmqpReceiver(_LinkBase):
         self._accepts: collections.deque[InboundDelivery] = collections.deque()
         self._accepts_lock = threading.Lock()
         self._accepts_submitted = False
+        # Acceptances within a transaction (SESSION_TRANSACTED), queued the same way: a
+        # transacted receive() loop otherwise submits a work item per message. Each entry
+        # keeps its transaction id; the encoded transactional state of the last id is kept.
+        self._txn_accepts: collections.deque[tuple[InboundDelivery, bytes]] = collections.deque()
+        self._txn_accepts_submitted = False
+        self._txn_state: tuple[bytes, bytes] | None = None  # (txn id, encoded state fields)
 
     def _remote_terminus(self) -> Any:
         return self.link.remote_source
@@ -288,8 +296,11 @@ class AmqpReceiver(_LinkBase):
         txn_id: bytes | None = None,
     ) -> None:
         """Settle a delivery with accepted / released / rejected / modified (any thread)."""
-        if outcome == "accepted" and txn_id is None:
-            self._accept(inbound)
+        if outcome == "accepted":
+            if txn_id is None:
+                self._accept(inbound)
+            else:
+                self._accept_all_in_txn((inbound,), txn_id)
             return
 
         def do_settle() -> None:
@@ -342,6 +353,64 @@ class AmqpReceiver(_LinkBase):
         if handles and self.failure is None:
             accept_and_settle_all(handles)
 
+    def _accept_all_in_txn(self, inbounds: Iterable[InboundDelivery], txn_id: bytes) -> None:
+        """Queue acceptances within transaction ``txn_id``, as :meth:`_accept_all` does plain
+        ones: they still reach the engine before a commit or rollback submitted after them."""
+        self._txn_accepts.extend((inbound, txn_id) for inbound in inbounds)
+        if self._txn_accepts_submitted:
+            return
+        with self._accepts_lock:
+            if self._txn_accepts_submitted:
+                return
+            self._txn_accepts_submitted = True
+        try:
+            self.connection.submit(self._settle_txn_accepts)
+        except JMSException:
+            with self._accepts_lock:
+                self._txn_accepts_submitted = False
+
+    def _settle_txn_accepts(self) -> None:
+        """Engine thread: settle every queued transactional acceptance, with
+        transactional-state(txn-id, accepted), the acknowledgement taking effect at commit."""
+        with self._accepts_lock:
+            self._txn_accepts_submitted = False
+        queued = self._txn_accepts
+        discard = self.open_deliveries.discard
+        epoch = self.connection.epoch
+        failed = self.failure is not None
+        handles: list[DeliveryHandle] = []
+        current: bytes | None = None
+        while queued:
+            inbound, txn_id = queued.popleft()
+            if inbound.settled:
+                continue
+            inbound.settled = True
+            discard(inbound)
+            if failed or inbound.epoch != epoch:
+                continue  # nothing to settle: the broker puts the message back (see _settle_now)
+            if txn_id != current and handles:
+                assert current is not None
+                settle_all_with_state(
+                    handles, TRANSACTIONAL_STATE, self._encoded_txn_state(current)
+                )
+                handles = []
+            current = txn_id
+            handles.append(inbound.delivery)
+        if handles:
+            assert current is not None
+            settle_all_with_state(handles, TRANSACTIONAL_STATE, self._encoded_txn_state(current))
+
+    def _encoded_txn_state(self, txn_id: bytes) -> bytes:
+        """The fields of transactional-state(txn_id, accepted), AMQP-encoded."""
+        cached = self._txn_state
+        if cached is not None and cached[0] == txn_id:
+            return cached[1]
+        data = Data()
+        data.put_object([txn_id, Described(ulong(ACCEPTED_CODE), [])])
+        encoded = data.encode()
+        self._txn_state = (txn_id, encoded)
+        return encoded
+
     def settle_later(
         self,
         inbound: InboundDelivery,
@@ -376,8 +445,11 @@ class AmqpReceiver(_LinkBase):
         if not inbounds:
             return
 
-        if outcome == "accepted" and txn_id is None:
-            self._accept_all(inbounds)
+        if outcome == "accepted":
+            if txn_id is None:
+                self._accept_all(inbounds)
+            else:
+                self._accept_all_in_txn(inbounds, txn_id)
             return
 
         def do_settle() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 
-from proton import Collector, Connection, Delivery, Event, Link, Transport
+from proton import Collector, Connection, Data, Delivery, Described, Event, Link, Transport, ulong
 
 from jmspy._amqp import proton_internals
 from jmspy._amqp.proton_internals import (
@@ -24,6 +24,7 @@ from jmspy._amqp.proton_internals import (
     dispatch_events,
     link_ref,
     read_transfer,
+    settle_all_with_state,
     wrap_delivery,
     wrap_link,
 )
@@ -45,6 +46,10 @@ PRIVATE_NAMES = {
         "pn_delivery_readable",
         "pn_delivery_settle",
         "pn_delivery_update",
+        "pn_delivery_local",
+        "pn_data_clear",
+        "pn_data_decode",
+        "pn_disposition_data",
         "pn_event_delivery",
         "pn_event_type",
         "pn_incref",
@@ -307,4 +312,31 @@ def test_accept_and_settle_all_accepts_every_handle() -> None:
     pair.pump()
 
     assert [d.remote_state for d in sent] == [Delivery.ACCEPTED] * 3
+    assert all(d.settled for d in sent)
+
+
+def test_settle_all_with_state_sends_the_encoded_state_of_every_handle() -> None:
+    """A transactional acceptance: transactional-state (0x34) with the fields (txn-id,
+    accepted), encoded once and given to each delivery; the peer reads them back as sent."""
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    sent: list[Delivery] = []
+    for tag in (b"a", b"b"):
+        delivery = sender.delivery(tag)
+        sender.send(b"payload")
+        sender.advance()
+        sent.append(delivery)
+    pair.pump()
+    handles: list[DeliveryHandle] = []
+    while receiver.current is not None:
+        handles.append(DeliveryHandle(delivery_ref(receiver.current)))
+        receiver.advance()
+    fields = Data()
+    fields.put_object([b"txn-7", Described(ulong(0x24), [])])
+
+    settle_all_with_state(handles, 0x34, fields.encode())
+    pair.pump()
+
+    assert [d.remote_state for d in sent] == [0x34, 0x34]
+    assert [d.remote.data for d in sent] == [[b"txn-7", Described(ulong(0x24), [])]] * 2
     assert all(d.settled for d in sent)
