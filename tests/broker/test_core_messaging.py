@@ -524,8 +524,10 @@ def test_receive_no_wait_drains_when_the_broker_holds_more_than_the_credit(
         started = time.monotonic()
         texts = []
         # One early null is tolerated: receiveNoWait is allowed to return null when nothing is
-        # immediately available, and one CI run in four saw a single null right after the first
-        # credit window (under investigation); two in a row end the loop.
+        # immediately available, and Artemis 2.56 answers a few percent of drains with
+        # "drained" (delivery-count advanced over the whole credit, no transfer) while it still
+        # holds messages, seen in frame traces right after the first credit window. Two nulls
+        # in a row end the loop (the Spark source confirms the end of the data the same way).
         nulls = 0
         while nulls < 2 and len(texts) < 50:
             message = consumer.receiveNoWait()
