@@ -20,7 +20,7 @@ import jmspy
 
 from ._options import JmsOptionError, JmsOptions, use_transactions
 from ._rows import message_to_raw_row
-from ._stream import open_consumer
+from ._stream import next_message, open_consumer
 
 Rows = list[tuple[Any, ...]]
 
@@ -62,8 +62,9 @@ def consume_batches(opts: JmsOptions, size: int) -> Generator[Rows, None, None]:
     """Received messages as raw rows, in lists of at most ``size``; settled when the caller
     asks for more after the last list (the chunks are gathered here, not by the caller, so
     that settling still follows the hand-over of the last row)."""
-    with opts.factory(receive_local_only=True).createConnection() as connection:
+    with opts.factory(reading=True).createConnection() as connection:
         transacted = use_transactions(opts, connection)
+        drains = connection.adapter.drain
         session = connection.createSession(
             jmspy.SESSION_TRANSACTED if transacted else jmspy.CLIENT_ACKNOWLEDGE
         )
@@ -72,10 +73,10 @@ def consume_batches(opts: JmsOptions, size: int) -> Generator[Rows, None, None]:
         last: jmspy.Message | None = None
         count = 0
         chunk: Rows = []
-        wait = opts.poll_timeout_ms
         while count < opts.max_messages:
-            # The end of the data is pollTimeoutMs without a message (see _stream.poll).
-            message = consumer.receive(wait) if wait > 0 else consumer.receiveNoWait()
+            # The end of the data: the broker's answer to a drain, or pollTimeoutMs without
+            # a message where the broker cannot drain (see _stream.next_message).
+            message = next_message(consumer, drains, opts.poll_timeout_ms, idle_wait=False)
             if message is None:
                 break
             last = message

@@ -142,27 +142,21 @@ class JmsOptions:
         return parse_destination(self.destination)
 
     def factory(
-        self, *, receive_local_only: bool = False, stream: bool = False
+        self, *, reading: bool = False, prefetch: int | None = None
     ) -> jmspy.ConnectionFactory:
         """A connection factory with these options (client id and prefetch included).
 
-        ``receive_local_only``: receive calls never drain the link; the credit window keeps
-        messages flowing and the end of the data is a quiet period, which also works with
-        brokers that cannot drain (see ``_batch``).
-
-        ``stream``: the streaming source's consumer. ``receive(timeout)`` stays local, but
-        ``receiveNoWait`` drains, which is how the source asks a broker that can drain
-        whether it has anything more (see ``_stream.poll``); without a ``prefetch`` option
-        the credit window is one micro-batch (:meth:`stream_prefetch`)."""
+        ``reading``: the consumer of a stream or a batch consume. ``receive(timeout)`` never
+        drains the link (the credit window keeps messages flowing), and ``receiveNoWait``
+        drains, which is how a reader asks a broker that can drain whether it has anything
+        more (see ``_stream.next_message``). ``prefetch``: the credit window, instead of the
+        ``prefetch`` option (the stream's is :meth:`stream_prefetch`)."""
         extra: dict[str, Any] = {}
-        if stream:
-            extra["prefetch_all"] = self.stream_prefetch()
+        window = self.prefetch if prefetch is None else prefetch
+        if window is not None:
+            extra["prefetch_all"] = window
+        if reading:
             extra["receive_local_only"] = True
-        elif self.prefetch is not None:
-            extra["prefetch_all"] = self.prefetch
-        if receive_local_only:
-            extra["receive_local_only"] = True
-            extra["receive_no_wait_local_only"] = True
         if self.adapter is not None:
             extra["adapter"] = self.adapter
         return jmspy.ConnectionFactory(

@@ -51,6 +51,30 @@ log = logging.getLogger("jmspy.spark")
 Offset = dict[str, Any]
 
 
+def next_message(
+    consumer: jmspy.MessageConsumer, drains: bool, poll_timeout_ms: int, idle_wait: bool
+) -> jmspy.Message | None:
+    """The next message for a reader, or None when the destination has nothing more now.
+
+    ``drains``: the broker answers a drain, so the end of the data is its answer
+    (``receiveNoWait`` drains when the local buffer is empty, bounded by
+    jmspy.receiveDrainTimeout), confirmed by a second drain: one receiveNoWait in a few runs
+    has been seen to return null with messages still on Artemis (see
+    tests/broker/test_core_messaging.py); two never have. With ``idle_wait`` a null is then
+    followed by a local wait of pollTimeoutMs. Without drains the end is pollTimeoutMs
+    without a message."""
+    if not drains:
+        if poll_timeout_ms > 0:
+            return consumer.receive(poll_timeout_ms)
+        return consumer.receiveNoWait()
+    message = consumer.receiveNoWait()
+    if message is None:
+        message = consumer.receiveNoWait()
+    if message is None and idle_wait and poll_timeout_ms > 0:
+        message = consumer.receive(poll_timeout_ms)
+    return message
+
+
 def open_consumer(opts: JmsOptions, session: jmspy.Session) -> jmspy.MessageConsumer:
     """The consumer the options describe: a queue, a topic or a durable subscription."""
     destination = opts.require_destination()
@@ -67,7 +91,9 @@ class StreamConsumer:
     def __init__(self, opts: JmsOptions) -> None:
         self.opts = opts
         self.session_id = uuid.uuid4().hex
-        self.connection = opts.factory(stream=True).createConnection()
+        self.connection = opts.factory(
+            reading=True, prefetch=opts.stream_prefetch()
+        ).createConnection()
         try:
             self.transacted = use_transactions(opts, self.connection)
             # Where the broker answers a drain, its answer ends a poll (see poll()).
@@ -138,21 +164,11 @@ class StreamConsumer:
 
     def _next(self, first: bool) -> jmspy.Message | None:
         """The next message of a poll, or None when the destination has nothing more now."""
-        consumer = self.consumer
-        wait = self.opts.poll_timeout_ms
-        if not self.drains:
-            return consumer.receive(wait) if wait > 0 else consumer.receiveNoWait()
-        message = consumer.receiveNoWait()
-        if message is None:
-            # A second drain confirms the end: one receiveNoWait in a few runs has been seen
-            # to return null with messages still on Artemis (tests/broker/test_core_messaging
-            # tolerates it), which would end an availableNow run early; two never have.
-            message = consumer.receiveNoWait()
-        if message is None and first and self.cutoff_ms is None and wait > 0:
-            # An idle stream waits here (locally) for its next message, instead of asking
-            # the broker again at every one of Spark's polls, a few milliseconds apart.
-            message = consumer.receive(wait)
-        return message
+        # An idle stream waits (locally) for its next message at the start of a poll, instead
+        # of asking the broker again at every one of Spark's polls, a few milliseconds apart;
+        # an availableNow run does not wait.
+        idle_wait = first and self.cutoff_ms is None
+        return next_message(self.consumer, self.drains, self.opts.poll_timeout_ms, idle_wait)
 
     def latest(self, start: Offset | None, max_rows: int) -> Offset | None:
         """``latestOffset``: acknowledge the batch that ended at ``start`` (it is committed),

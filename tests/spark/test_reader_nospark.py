@@ -206,6 +206,19 @@ def test_available_now_ends_on_the_brokers_answer_not_the_poll_timeout(
         consumer.close()
 
 
+def test_a_batch_consume_ends_on_the_brokers_answer_not_the_poll_timeout(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    send_texts(factory, unique_name, 3)
+    opts = options(jms_options, destination=unique_name, mode="consume", pollTimeoutMs="120000")
+    started = time.monotonic()
+    rows = list(consume_rows(opts))
+    assert sorted(row_dict(r)["text"] for r in rows) == ["m0", "m1", "m2"]
+    # Waiting out pollTimeoutMs would take 120 s; the drains take milliseconds.
+    assert time.monotonic() - started < 60, "the end of the data waited for pollTimeoutMs"
+    assert queue_depth(factory, unique_name) == 0  # consumed and settled
+
+
 def test_without_drain_the_end_of_the_data_is_poll_timeout_ms_of_quiet(
     factory: Any, jms_options: dict[str, str], unique_name: str
 ) -> None:
