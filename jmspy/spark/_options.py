@@ -157,6 +157,7 @@ class JmsOptions:
             extra["prefetch_all"] = window
         if reading:
             extra["receive_local_only"] = True
+            extra["receive_no_wait_local_only"] = False  # whatever the URL says
         if self.adapter is not None:
             extra["adapter"] = self.adapter
         return jmspy.ConnectionFactory(
