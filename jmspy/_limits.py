@@ -52,6 +52,8 @@ def check_receive_timeout(value: Any) -> float | None:
     """A receive timeout (ms; None or 0 waits without limit) as seconds for the wait."""
     if value is None:
         return None
+    if type(value) is int and 0 < value <= MAX_TIMEOUT_MS:  # the usual call, checked first
+        return value / 1000.0
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         raise JMSException(f"receive timeout must be a number of milliseconds, got {value!r}")
     if value < 0:

@@ -330,11 +330,13 @@ class MessageConsumer(
                     if (inbound.message.get_delivery_count() or 1) <= 1:
                         _mark_redelivered(inbound.message)
                 self._recent_ids.append(message_id)
-            count = inbound.message.get_delivery_count() or 1
-            if self._policy.exceeded(count):
-                # A message over the attempt limit is never handed to the application.
-                self._give_up(inbound, count)
-                continue
+            policy = self._policy
+            if policy.limited:
+                count = inbound.message.get_delivery_count() or 1
+                if policy.exceeded(count):
+                    # A message over the attempt limit is never handed to the application.
+                    self._give_up(inbound, count)
+                    continue
             return inbound
         return None
 

@@ -44,9 +44,11 @@ class SessionDispatch:
         def _is_dispatch_thread(self, thread: threading.Thread) -> bool: ...
 
     def _has_listener(self) -> bool:
-        return any(
-            h.has_listener() or h.has_batch_listener() for h in list(self._consumer_hooks.values())
-        )
+        # Every receive() asks (JMS-21): a plain loop, no generator.
+        for hooks in list(self._consumer_hooks.values()):
+            if hooks.has_listener() or hooks.has_batch_listener():
+                return True
+        return False
 
     def _ensure_dispatcher(self) -> None:
         if self._pool is None and self._dispatcher is None:
