@@ -124,7 +124,8 @@ class SharedEventLoop:
     def _serve(self, poller: _Poller) -> None:
         own_fd = self._wake_r.fileno()
         poller.register(own_fd, _POLL_IN)
-        # engine -> [deadline, socket events registered]; fd -> (engine, is its wake-up socket)
+        # engine -> [deadline of its live heap entry (0.0: none), socket events registered];
+        # fd -> (engine, is its wake-up socket)
         engines: dict[Engine, list[float]] = {}
         by_fd: dict[int, tuple[Engine, bool]] = {}
         due: dict[Engine, list[bool]] = {}  # engine -> [socket readable, woken]
@@ -154,6 +155,7 @@ class SharedEventLoop:
                 when, _, engine = heapq.heappop(deadlines)
                 state = engines.get(engine)
                 if state is not None and state[0] == when:
+                    state[0] = 0.0  # no live entry now; the step pushes the next one
                     due.setdefault(engine, [False, False])
             # Listener hand-offs of all the engines stepped wake the dispatch pool once.
             with deferred_wakeups():
@@ -211,8 +213,14 @@ class SharedEventLoop:
             return
         want_read, want_write, timeout = turn
         when = time.monotonic() + timeout
-        state[0] = when
-        heapq.heappush(self._deadlines, (when, next(self._seq), engine))
+        if not 0.0 < state[0] <= when:
+            # Only a deadline earlier than the live entry's needs a new entry. A busy engine
+            # is stepped far more often than its deadline (about 5 s ahead) comes round, and
+            # a new entry per step would leave one stale entry per step to pop later, each
+            # an O(log n) heappop. With a later deadline the live entry steps the engine a
+            # little early, once, and that step pushes the right one.
+            state[0] = when
+            heapq.heappush(self._deadlines, (when, next(self._seq), engine))
         mask = (_POLL_IN if want_read else 0) | (select.POLLOUT if want_write else 0)
         sock = engine._sock
         assert sock is not None

@@ -70,6 +70,38 @@ def test_twenty_connections_on_two_threads_deliver_every_message_once(
             connection.close()
 
 
+def test_deadline_heap_stays_small_while_busy_engines_are_stepped(
+    broker: Any, unique_name: str
+) -> None:
+    """A busy engine is stepped once per message or so, its deadline about 5 s ahead: a heap
+    entry per step would leave thousands of stale entries (each popped later at O(log n)),
+    so only a deadline earlier than the engine's live entry is pushed."""
+    from jmspy._amqp import event_loop
+
+    factory = _shared_factory(broker, threads=1)
+    received = threading.Semaphore(0)
+    total = 2000
+    connections = []
+    try:
+        for _ in range(10):
+            connection = factory.createConnection()
+            connections.append(connection)
+            session = connection.createSession()
+            consumer = session.createConsumer(session.createQueue(unique_name))
+            consumer.setMessageListener(lambda message: received.release())
+            connection.start()
+        _send(factory, unique_name, total)
+        for count in range(total):
+            assert received.acquire(timeout=60), f"{count} of {total} messages arrived"
+        (loop,) = event_loop._groups[1]
+        # One live entry per engine (11 here, the sender's included), plus the few left
+        # behind when a step brings an engine's deadline forward.
+        assert len(loop._deadlines) < 100, len(loop._deadlines)
+    finally:
+        for connection in connections:
+            connection.close()
+
+
 def test_batch_listener_gets_its_timed_partial_batch_from_the_pool(
     broker: Any, unique_name: str
 ) -> None:
