@@ -9,7 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from proton import (
     Data,
@@ -59,6 +59,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jmspy.provider")
 
+T = TypeVar("T")
+
 
 class AmqpReceiver(_LinkBase):
     """A consumer link with a credit window (the prefetch)."""
@@ -97,14 +99,13 @@ class AmqpReceiver(_LinkBase):
         # Plain acceptances (AUTO_ACKNOWLEDGE, DUPS_OK) waiting for the engine thread: settled
         # together by one piece of engine work, so consecutive ones leave as one disposition
         # range instead of a work item (and a frame) each.
-        self._accepts: collections.deque[InboundDelivery] = collections.deque()
-        self._accepts_lock = threading.Lock()
-        self._accepts_submitted = False
+        self._accepts: _EngineBatch[InboundDelivery] = _EngineBatch(self._settle_accepts)
         # Acceptances within a transaction (SESSION_TRANSACTED), queued the same way: a
         # transacted receive() loop otherwise submits a work item per message. Each entry
         # keeps its transaction id; the encoded transactional state of the last id is kept.
-        self._txn_accepts: collections.deque[tuple[InboundDelivery, bytes]] = collections.deque()
-        self._txn_accepts_submitted = False
+        self._txn_accepts: _EngineBatch[tuple[InboundDelivery, bytes]] = _EngineBatch(
+            self._settle_txn_accepts
+        )
         self._txn_state: tuple[bytes, bytes] | None = None  # (txn id, encoded state fields)
 
     def _remote_terminus(self) -> Any:
@@ -318,25 +319,10 @@ class AmqpReceiver(_LinkBase):
         """Queue plain acceptances; the first since the engine last took the queue submits the
         work that settles them all. Work submitted later by the same thread runs after it, so
         an acceptance still precedes a later close, drain or commit."""
-        self._accepts.extend(inbounds)
-        if self._accepts_submitted:
-            return
-        with self._accepts_lock:
-            if self._accepts_submitted:
-                return
-            self._accepts_submitted = True
-        try:
-            self.connection.submit(self._settle_accepts)
-        except JMSException:
-            with self._accepts_lock:
-                self._accepts_submitted = False
+        self._accepts.add(inbounds, self.connection.submit)
 
-    def _settle_accepts(self) -> None:
+    def _settle_accepts(self, accepts: collections.deque[InboundDelivery]) -> None:
         """Engine thread: settle every queued acceptance."""
-        with self._accepts_lock:
-            # Cleared before taking the queue: an acceptance queued from here on submits anew.
-            self._accepts_submitted = False
-        accepts = self._accepts
         # _settle_now(inbound, "accepted") for each, in one loop: this runs for every message
         # a consumer acknowledges.
         handles = []
@@ -356,25 +342,11 @@ class AmqpReceiver(_LinkBase):
     def _accept_all_in_txn(self, inbounds: Iterable[InboundDelivery], txn_id: bytes) -> None:
         """Queue acceptances within transaction ``txn_id``, as :meth:`_accept_all` does plain
         ones: they still reach the engine before a commit or rollback submitted after them."""
-        self._txn_accepts.extend((inbound, txn_id) for inbound in inbounds)
-        if self._txn_accepts_submitted:
-            return
-        with self._accepts_lock:
-            if self._txn_accepts_submitted:
-                return
-            self._txn_accepts_submitted = True
-        try:
-            self.connection.submit(self._settle_txn_accepts)
-        except JMSException:
-            with self._accepts_lock:
-                self._txn_accepts_submitted = False
+        self._txn_accepts.add(((inbound, txn_id) for inbound in inbounds), self.connection.submit)
 
-    def _settle_txn_accepts(self) -> None:
+    def _settle_txn_accepts(self, queued: collections.deque[tuple[InboundDelivery, bytes]]) -> None:
         """Engine thread: settle every queued transactional acceptance, with
         transactional-state(txn-id, accepted), the acknowledgement taking effect at commit."""
-        with self._accepts_lock:
-            self._txn_accepts_submitted = False
-        queued = self._txn_accepts
         discard = self.open_deliveries.discard
         epoch = self.connection.epoch
         failed = self.failure is not None
@@ -649,3 +621,35 @@ def _settle_now(
         delivery.local.undeliverable = undeliverable
         delivery.update(Delivery.MODIFIED)
     delivery.settle()
+
+
+class _EngineBatch(Generic[T]):
+    """Items queued from any thread for one piece of engine work that takes them all: the
+    first item since the engine last took the queue submits the work, later ones join it."""
+
+    def __init__(self, settle: Callable[[collections.deque[T]], None]) -> None:
+        self._items: collections.deque[T] = collections.deque()
+        self._settle = settle
+        self._lock = threading.Lock()
+        self._submitted = False
+
+    def add(self, items: Iterable[T], submit: Callable[[Callable[[], None]], None]) -> None:
+        """Queue ``items``; ``submit`` hands work to the engine thread (the connection's)."""
+        self._items.extend(items)
+        if self._submitted:
+            return
+        with self._lock:
+            if self._submitted:
+                return
+            self._submitted = True
+        try:
+            submit(self._run)
+        except JMSException:
+            with self._lock:
+                self._submitted = False
+
+    def _run(self) -> None:
+        with self._lock:
+            # Cleared before taking the queue: an item queued from here on submits anew.
+            self._submitted = False
+        self._settle(self._items)

@@ -32,6 +32,24 @@ def _send(factory: jmspy.ConnectionFactory, queue: str, count: int) -> None:
         producer.close()
 
 
+def _listen(
+    factory: jmspy.ConnectionFactory,
+    queue: str,
+    count: int,
+    on_message: Any,
+    connections: list[jmspy.Connection],
+) -> None:
+    """``count`` started connections, each with a listener on ``queue``, added to
+    ``connections`` one by one (so the caller closes whatever was opened)."""
+    for _ in range(count):
+        connection = factory.createConnection()
+        connections.append(connection)
+        session = connection.createSession()
+        consumer = session.createConsumer(session.createQueue(queue))
+        consumer.setMessageListener(on_message)
+        connection.start()
+
+
 def _named(prefix: str) -> int:
     return sum(1 for t in threading.enumerate() if t.name.startswith(prefix))
 
@@ -51,15 +69,9 @@ def test_twenty_connections_on_two_threads_deliver_every_message_once(
             if len(seen) >= total:
                 done.set()
 
-    connections = []
+    connections: list[jmspy.Connection] = []
     try:
-        for _ in range(20):
-            connection = factory.createConnection()
-            connections.append(connection)
-            session = connection.createSession()
-            consumer = session.createConsumer(session.createQueue(unique_name))
-            consumer.setMessageListener(on_message)
-            connection.start()
+        _listen(factory, unique_name, 20, on_message, connections)
         _send(factory, unique_name, total)
         assert done.wait(120), f"{len(seen)} of {total} messages arrived"
         assert sorted(seen, key=int) == [str(i) for i in range(total)]
@@ -81,15 +93,9 @@ def test_deadline_heap_stays_small_while_busy_engines_are_stepped(
     factory = _shared_factory(broker, threads=1)
     received = threading.Semaphore(0)
     total = 2000
-    connections = []
+    connections: list[jmspy.Connection] = []
     try:
-        for _ in range(10):
-            connection = factory.createConnection()
-            connections.append(connection)
-            session = connection.createSession()
-            consumer = session.createConsumer(session.createQueue(unique_name))
-            consumer.setMessageListener(lambda message: received.release())
-            connection.start()
+        _listen(factory, unique_name, 10, lambda message: received.release(), connections)
         _send(factory, unique_name, total)
         for count in range(total):
             assert received.acquire(timeout=60), f"{count} of {total} messages arrived"
