@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["defer_wakeup", "deferred_wakeups"]
+__all__ = ["WakeupDeferral", "defer_wakeup", "deferred_wakeups"]
 
 log = logging.getLogger("jmspy.engine")
 
@@ -38,6 +38,51 @@ def deferred_wakeups() -> Iterator[None]:
     finally:
         _local.pending = None
         for wake in pending.values():
+            try:
+                wake()
+            except Exception:  # noqa: BLE001 - one failed wake-up must not stop the others
+                log.exception("deferred wake-up failed")
+
+
+class WakeupDeferral:
+    """A long-lived deferral scope for a connection's own engine thread.
+
+    The engine thread reads a few transfers at a time (what the socket holds) and hands each
+    read to the consumers at once. A receive() waiting for messages, woken at every read,
+    takes the few messages and waits again: the two threads then trade the GIL at every read
+    (a thread switch costs more than handing over the messages). Inside this scope the
+    consumers defer that wake-up; the engine runs them when it is about to wait for input
+    (:meth:`run`) or when one has waited :data:`MAX_DEFER_S`, and a consumer whose buffer
+    reached its threshold wakes its receiver at once. Owned by one thread: :meth:`enter` on
+    it, then :meth:`run` and :meth:`due` from it only.
+    """
+
+    MAX_DEFER_S = 0.0005  # the most a deferred wake-up waits while input keeps coming
+
+    def __init__(self) -> None:
+        self._pending: dict[object, Callable[[], None]] = {}
+        self._since = 0.0
+
+    def enter(self) -> None:
+        """Make this the calling thread's scope (the engine thread, once, at its start)."""
+        _local.pending = self._pending
+
+    def __bool__(self) -> bool:
+        return bool(self._pending)
+
+    def due(self, now: float) -> bool:
+        """Whether the oldest deferred wake-up has waited long enough (call when non-empty)."""
+        if not self._since:
+            self._since = now
+            return False
+        return now - self._since >= self.MAX_DEFER_S
+
+    def run(self) -> None:
+        """Run the deferred wake-ups now, once each (never raises)."""
+        pending = self._pending
+        self._since = 0.0
+        while pending:  # a wake-up may defer another (a dispatch pool's): run that too
+            wake = pending.pop(next(iter(pending)))
             try:
                 wake()
             except Exception:  # noqa: BLE001 - one failed wake-up must not stop the others

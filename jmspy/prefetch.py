@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ._amqp.provider import InboundDelivery
+from ._deferred_wakeups import defer_wakeup
 
 if TYPE_CHECKING:
     from ._ports import SessionPort
@@ -73,6 +74,9 @@ class PriorityBuffer:
 # A MessageListener gets at most this many messages per turn of the session's dispatch thread,
 # so the other consumers of the session get their turn.
 LISTENER_RUN = 64
+# A receive() waiting for messages is woken at once when this many are buffered; fewer wait
+# for the engine's deferred wake-ups (WakeupDeferral).
+RECEIVER_WAKE_AT = 64
 
 
 class _Consumer(Protocol):
@@ -105,6 +109,10 @@ class _Consumer(Protocol):
 
     def _request_turn(self) -> None: ...
 
+    def _request_turn_soon(self) -> None: ...
+
+    def _wake_receiver(self) -> None: ...
+
     def _close_internal(self) -> None: ...
 
     def _return_run(self) -> None: ...
@@ -133,20 +141,36 @@ class BufferedDelivery:
             before = len(self._buffer)
             self._buffer.extend(inbounds)
             if self._receiving:  # the only waiters on _cv are receive() calls
-                self._cv.notify()
+                # On a connection's own engine thread the wake-up waits while more input is
+                # there (see WakeupDeferral), unless enough is buffered to be worth a switch.
+                if len(self._buffer) >= RECEIVER_WAKE_AT or not defer_wakeup(
+                    self, self._wake_receiver
+                ):
+                    self._cv.notify()
             if self._listener is not None and not self._dispatch_signalled:
                 self._dispatch_signalled = signal = True
         if self._arrival_hook is not None:  # a waiting jmspy.aio receive (_async_receive.py)
             self._arrival_hook()
         if signal:
-            self._request_turn()
+            self._request_turn_soon()
         elif self._batch_listener is not None:
             # A batch consumer needs waking only when a batch starts (to time it) or fills;
             # after each batch the dispatcher re-signals while messages remain.
             size = self._batch_size
             after = before + len(inbounds)
             if before == 0 or before // size != after // size:
-                self._request_turn()
+                self._request_turn_soon()
+
+    def _request_turn_soon(self: _Consumer) -> None:
+        """Engine thread: a dispatch turn, deferred like a receiver's wake-up."""
+        if len(self._buffer) >= RECEIVER_WAKE_AT or not defer_wakeup(
+            (self, "turn"), self._request_turn
+        ):
+            self._request_turn()
+
+    def _wake_receiver(self: _Consumer) -> None:
+        with self._cv:
+            self._cv.notify()
 
     def _return_run(self: _Consumer) -> None:
         """With ``_cv`` held: the messages of the listener run in progress on this thread go

@@ -27,6 +27,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from proton import Collector, Connection, Event, Transport
 
+from .._deferred_wakeups import WakeupDeferral
 from ..errors import JMSException
 from .attach_amender import AttachAmender
 from .proton_internals import dispatch_events
@@ -164,6 +165,11 @@ class Engine:
         self._after_dispatch: list[Callable[[], None]] = []
         self._wake_pending = False
         self._wake_lock = threading.Lock()
+        # True while the engine's own thread waits in select(): only then does queued work
+        # need a wake-up byte (see submit_lazy).
+        self._parked = False
+        # Consumers' wake-ups deferred while more input is already there (own thread only).
+        self._deferral = WakeupDeferral()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -228,7 +234,10 @@ class Engine:
         if self._stopped.is_set():
             raise EngineStopped(self.failure)
         self._work.append(work)
-        # Only the first submit after the engine drained the queue writes a wake-up byte.
+        self._wake()
+
+    def _wake(self) -> None:
+        # Only the first wake-up after the engine drained the queue writes a byte.
         if not self._wake_pending:
             with self._wake_lock:
                 if not self._wake_pending:
@@ -241,6 +250,17 @@ class Engine:
                         self._wake_w.send(b"\0")
                     except (BlockingIOError, OSError):
                         pass  # the buffer is full of wake-ups already, or we are closing
+
+    def submit_lazy(self, work: Callable[[], None]) -> None:
+        """Queue work that may wait for the engine's next turn: no wake-up byte unless the
+        engine is waiting in select(). A running engine takes the work before it waits again
+        (it looks at the queue after marking itself parked), so nothing is left behind."""
+        if self._shared_loop is not None or self._stopped.is_set():
+            self.submit(work)
+            return
+        self._work.append(work)
+        if self._parked:
+            self._wake()
 
     def call(
         self,
@@ -310,12 +330,14 @@ class Engine:
 
     def _run(self) -> None:
         error: BaseException | None = None
+        self._deferral.enter()
         try:
             self._open_socket()
             self._loop()
         except BaseException as exc:  # noqa: BLE001 - every failure ends in on_engine_failed
             error = exc
         finally:
+            self._deferral.run()
             self._finish(error)
 
     def _finish(self, error: BaseException | None) -> None:
@@ -422,13 +444,32 @@ class Engine:
         sock = self._sock
         assert sock is not None
         wake_r = self._wake_r
+        deferral = self._deferral
         while True:
             turn = self._prepare()
             if turn is None:
                 return
             want_read, want_write, timeout = turn
             readers = [wake_r, sock] if want_read else [wake_r]
-            readable, _, _ = select.select(readers, [sock] if want_write else [], [], timeout)
+            writers = [sock] if want_write else []
+            if deferral:
+                # Consumers' wake-ups wait while more input is already there (see
+                # WakeupDeferral), at most MAX_DEFER_S; before a wait they run.
+                if deferral.due(time.monotonic()):
+                    deferral.run()
+                elif timeout > 0.0:
+                    readable, writable, _ = select.select(readers, writers, [], 0.0)
+                    if readable or writable:
+                        self._after_wait(sock in readable, wake_r in readable)
+                        continue
+                    deferral.run()
+            self._parked = True
+            if self._work:
+                timeout = 0.0  # queued by submit_lazy since _prepare looked
+            try:
+                readable, _, _ = select.select(readers, writers, [], timeout)
+            finally:
+                self._parked = False
             self._after_wait(sock in readable, wake_r in readable)
 
     def _prepare(self) -> tuple[bool, bool, float] | None:

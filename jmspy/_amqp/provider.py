@@ -288,13 +288,23 @@ class AmqpConnection:
             self._waiters.discard(completion)
 
     def submit(self, work: Callable[[], None]) -> None:
+        self._submit(work, lazy=False)
+
+    def submit_lazy(self, work: Callable[[], None]) -> None:
+        """Queue work that can wait for the engine's next turn (see Engine.submit_lazy)."""
+        self._submit(work, lazy=True)
+
+    def _submit(self, work: Callable[[], None], lazy: bool) -> None:
         if self.reconnector is not None:
             with self._held_lock:
                 if self._state == INTERRUPTED:
                     self._held.append(work)
                     return
         try:
-            self.engine.submit(work)
+            if lazy:
+                self.engine.submit_lazy(work)
+            else:
+                self.engine.submit(work)
         except EngineStopped as exc:
             if self.reconnector is not None and self.failure is None and not self._closing:
                 # The transport died and the interruption is being declared: hold the work.

@@ -319,7 +319,7 @@ class AmqpReceiver(_LinkBase):
         """Queue plain acceptances; the first since the engine last took the queue submits the
         work that settles them all. Work submitted later by the same thread runs after it, so
         an acceptance still precedes a later close, drain or commit."""
-        self._accepts.add(inbounds, self.connection.submit)
+        self._accepts.add(inbounds, self.connection.submit_lazy)
 
     def _settle_accepts(self, accepts: collections.deque[InboundDelivery]) -> None:
         """Engine thread: settle every queued acceptance."""

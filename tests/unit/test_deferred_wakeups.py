@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 import pytest
 
 from jmspy import _dispatch_pool
-from jmspy._deferred_wakeups import defer_wakeup, deferred_wakeups
+from jmspy._deferred_wakeups import WakeupDeferral, defer_wakeup, deferred_wakeups
 
 
 def test_outside_a_scope_nothing_is_deferred() -> None:
@@ -99,3 +100,88 @@ def test_the_pool_is_woken_once_for_the_sessions_a_turn_made_ready(
     for session in sessions:
         assert session.ran.wait(10), "a session made ready in the turn never ran"
     assert [s.turns for s in sessions] == [1] * 5
+
+
+# ---- WakeupDeferral: the long-lived scope of a connection's own engine thread --------------
+
+
+def _in_thread(body: Callable[[], None]) -> None:
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            body()
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the test's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(30)
+    assert not thread.is_alive()
+    if errors:
+        raise errors[0]
+
+
+def test_an_entered_deferral_keeps_wakeups_until_run_in_order_once_per_key() -> None:
+    calls: list[str] = []
+
+    def body() -> None:
+        deferral = WakeupDeferral()
+        assert not deferral
+        deferral.enter()
+        assert defer_wakeup("a", lambda: calls.append("a")) is True
+        assert defer_wakeup("b", lambda: calls.append("b")) is True
+        assert defer_wakeup("a", lambda: calls.append("a again")) is True
+        assert deferral and calls == []
+        deferral.run()
+        assert calls == ["a", "b"] and not deferral
+        # Still the thread's scope after a run: the next wake-up is deferred again.
+        assert defer_wakeup("c", lambda: calls.append("c")) is True
+        deferral.run()
+        assert calls == ["a", "b", "c"]
+
+    _in_thread(body)
+
+
+def test_a_wakeup_deferred_by_a_running_wakeup_runs_in_the_same_run() -> None:
+    calls: list[str] = []
+
+    def body() -> None:
+        deferral = WakeupDeferral()
+        deferral.enter()
+        defer_wakeup("first", lambda: defer_wakeup("second", lambda: calls.append("second")))
+        deferral.run()
+        assert calls == ["second"] and not deferral
+
+    _in_thread(body)
+
+
+def test_a_failing_deferred_wakeup_does_not_stop_the_others(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("wake-up failed")
+
+    def body() -> None:
+        deferral = WakeupDeferral()
+        deferral.enter()
+        defer_wakeup("broken", broken)
+        defer_wakeup("b", lambda: calls.append("b"))
+        deferral.run()
+
+    with caplog.at_level(logging.ERROR, logger="jmspy.engine"):
+        _in_thread(body)
+    assert calls == ["b"]
+    assert "deferred wake-up failed" in caplog.text
+
+
+def test_a_deferral_is_due_once_its_oldest_wakeup_waited_the_limit() -> None:
+    deferral = WakeupDeferral()
+    start = 1000.0
+    assert deferral.due(start) is False  # the first look starts the clock
+    assert deferral.due(start + WakeupDeferral.MAX_DEFER_S / 2) is False
+    assert deferral.due(start + WakeupDeferral.MAX_DEFER_S * 2) is True
+    deferral.run()
+    assert deferral.due(start + 10.0) is False  # a run restarts it
