@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import threading
 
-    from ._amqp.engine import Completion
+    from ._amqp.completion import Completion
     from ._amqp.provider import AmqpReceiver, InboundDelivery
     from ._provider import Provider, ProviderSession
     from .connection import Connection

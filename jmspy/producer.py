@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from . import rules, tracing
 from ._amqp.codec import encode_message
-from ._amqp.engine import Completion
+from ._amqp.completion import Completion
 from ._amqp.provider import ANONYMOUS_RELAY, AmqpSender, LinkSpec
 from ._limits import saturating_add
 from ._modes import SESSION_TRANSACTED

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from ._amqp.engine import Completion
+from ._amqp.completion import Completion
 from ._amqp.provider import InboundDelivery, LinkSpec
 from ._dispatch_pool import DispatchPool
 from ._modes import (

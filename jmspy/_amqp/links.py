@@ -21,7 +21,7 @@ from ..errors import (
     InvalidDestinationException,
     JMSException,
 )
-from .engine import Completion
+from .completion import Completion
 from .proton_internals import DeliveryRef, LinkRef, wrap_delivery
 from .terms import (
     LinkSpec,

@@ -25,7 +25,7 @@ from ..errors import (
     JMSException,
 )
 from .attach_amender import Amendment
-from .engine import Completion
+from .completion import Completion
 from .links import _LinkBase
 from .proton_internals import (
     DeliveryHandle,

@@ -23,7 +23,8 @@ from ..errors import (
     JMSException,
     TransactionRolledBackException,
 )
-from .engine import Completion, EngineStopped
+from .completion import Completion
+from .engine import EngineStopped
 from .links import _LinkBase
 from .proton_internals import (
     DeliveryRef,

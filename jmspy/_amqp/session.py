@@ -13,7 +13,7 @@ from ..errors import (
     InvalidSelectorException,
     JMSException,
 )
-from .engine import Completion
+from .completion import Completion
 from .links import _attach_size_estimate, _chain, _LinkBase, _shortened
 from .receiver import AmqpReceiver
 from .sender import AmqpSender

@@ -22,7 +22,7 @@ from ..errors import (
     TransactionInDoubtException,
     TransactionRolledBackException,
 )
-from .engine import Completion
+from .completion import Completion
 from .links import _LinkBase
 from .terms import (
     DECLARE,
