@@ -37,11 +37,18 @@ def deferred_wakeups() -> Iterator[None]:
         yield
     finally:
         _local.pending = None
-        for wake in pending.values():
-            try:
-                wake()
-            except Exception:  # noqa: BLE001 - one failed wake-up must not stop the others
-                log.exception("deferred wake-up failed")
+        _run_wakeups(pending)
+
+
+def _run_wakeups(pending: dict[object, Callable[[], None]]) -> None:
+    """Run and remove each of ``pending`` in order, including any a running one adds (a
+    dispatch pool's, deferred in a WakeupDeferral scope); one failing does not stop the rest."""
+    while pending:
+        wake = pending.pop(next(iter(pending)))
+        try:
+            wake()
+        except Exception:  # noqa: BLE001 - one failed wake-up must not stop the others
+            log.exception("deferred wake-up failed")
 
 
 class WakeupDeferral:
@@ -79,14 +86,8 @@ class WakeupDeferral:
 
     def run(self) -> None:
         """Run the deferred wake-ups now, once each (never raises)."""
-        pending = self._pending
         self._since = 0.0
-        while pending:  # a wake-up may defer another (a dispatch pool's): run that too
-            wake = pending.pop(next(iter(pending)))
-            try:
-                wake()
-            except Exception:  # noqa: BLE001 - one failed wake-up must not stop the others
-                log.exception("deferred wake-up failed")
+        _run_wakeups(self._pending)
 
 
 def defer_wakeup(key: object, wake: Callable[[], None]) -> bool:

@@ -111,6 +111,8 @@ class _Consumer(Protocol):
 
     def _request_turn_soon(self) -> None: ...
 
+    def _wakeup_deferred(self, key: object, wake: Callable[[], None]) -> bool: ...
+
     def _wake_receiver(self) -> None: ...
 
     def _close_internal(self) -> None: ...
@@ -143,9 +145,7 @@ class BufferedDelivery:
             if self._receiving:  # the only waiters on _cv are receive() calls
                 # On a connection's own engine thread the wake-up waits while more input is
                 # there (see WakeupDeferral), unless enough is buffered to be worth a switch.
-                if len(self._buffer) >= RECEIVER_WAKE_AT or not defer_wakeup(
-                    self, self._wake_receiver
-                ):
+                if not self._wakeup_deferred(self, self._wake_receiver):
                     self._cv.notify()
             if self._listener is not None and not self._dispatch_signalled:
                 self._dispatch_signalled = signal = True
@@ -161,11 +161,14 @@ class BufferedDelivery:
             if before == 0 or before // size != after // size:
                 self._request_turn_soon()
 
+    def _wakeup_deferred(self: _Consumer, key: object, wake: Callable[[], None]) -> bool:
+        """Engine thread: whether ``wake`` was deferred (see WakeupDeferral); never once
+        RECEIVER_WAKE_AT messages are buffered."""
+        return len(self._buffer) < RECEIVER_WAKE_AT and defer_wakeup(key, wake)
+
     def _request_turn_soon(self: _Consumer) -> None:
         """Engine thread: a dispatch turn, deferred like a receiver's wake-up."""
-        if len(self._buffer) >= RECEIVER_WAKE_AT or not defer_wakeup(
-            (self, "turn"), self._request_turn
-        ):
+        if not self._wakeup_deferred((self, "turn"), self._request_turn):
             self._request_turn()
 
     def _wake_receiver(self: _Consumer) -> None:

@@ -13,6 +13,10 @@ from jmspy import _dispatch_pool
 from jmspy._deferred_wakeups import WakeupDeferral, defer_wakeup, deferred_wakeups
 
 
+def _broken_wakeup() -> None:
+    raise RuntimeError("wake-up failed")
+
+
 def test_outside_a_scope_nothing_is_deferred() -> None:
     calls: list[str] = []
     assert defer_wakeup("k", lambda: calls.append("k")) is False
@@ -44,13 +48,10 @@ def test_wakeups_run_when_the_body_raises_and_one_failing_does_not_stop_the_rest
 ) -> None:
     calls: list[str] = []
 
-    def broken() -> None:
-        raise RuntimeError("wake-up failed")
-
     with caplog.at_level(logging.ERROR, logger="jmspy.engine"):
         with pytest.raises(KeyError):
             with deferred_wakeups():
-                defer_wakeup("broken", broken)
+                defer_wakeup("broken", _broken_wakeup)
                 defer_wakeup("b", lambda: calls.append("b"))
                 raise KeyError("body")
     assert calls == ["b"]
@@ -161,13 +162,10 @@ def test_a_failing_deferred_wakeup_does_not_stop_the_others(
 ) -> None:
     calls: list[str] = []
 
-    def broken() -> None:
-        raise RuntimeError("wake-up failed")
-
     def body() -> None:
         deferral = WakeupDeferral()
         deferral.enter()
-        defer_wakeup("broken", broken)
+        defer_wakeup("broken", _broken_wakeup)
         defer_wakeup("b", lambda: calls.append("b"))
         deferral.run()
 
