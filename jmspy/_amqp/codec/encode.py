@@ -55,6 +55,11 @@ from jmspy._amqp.codec.common import (
     _framed,
 )
 from jmspy._amqp.codec.properties import properties_section
+from jmspy._amqp.codec.typed_values import (
+    application_properties_section,
+    typed_list_section,
+    typed_map_section,
+)
 from jmspy._amqp.ids import IdConversionError, to_id_object
 from jmspy.destination import Destination
 from jmspy.errors import JMSException, MessageFormatException
@@ -401,45 +406,53 @@ def _encode(
     # -- application properties (vendor JMS_AMQP_* names are intercepted, never sent), and
     # the broker's duplicate-detection id (name, value) when the producer stamps one
     d: Data | None = None  # proton's general encoder, only for what needs it
-    late_section: bytes | None = None
-    if (
-        duplicate_id is not None
-        and body is not None
-        and not (props and any(not name.startswith(JMS_AMQP_PREFIX) for name in props))
-    ):
-        # The common case (no application properties, body outside the general encoder): the
-        # section is written directly, after the properties, for a fraction of the cost.
-        late_section = _duplicate_id_section(*duplicate_id)
-    elif props or duplicate_id is not None:
-        d = _data()
-        started = False
-        for name, tv in (props or {}).items():
-            if name.startswith(JMS_AMQP_PREFIX):
-                continue
-            if not started:
-                started = _start_application_properties(d)
-            d.put_string(name)
-            _put_typed(d, tv)
-        if duplicate_id is not None and duplicate_id[0] not in (props or {}):
-            if not started:
-                started = _start_application_properties(d)
-            d.put_string(duplicate_id[0])
-            d.put_string(duplicate_id[1])
-        if started:
-            d.exit()
-            d.exit()
+    if props or duplicate_id is not None:
+        section = application_properties_section(props, duplicate_id)
+        if section is not None:
+            parts.append(section)
+        else:  # a value only proton.Data writes
+            d = _data()
+            started = False
+            for name, tv in (props or {}).items():
+                if name.startswith(JMS_AMQP_PREFIX):
+                    continue
+                if not started:
+                    started = _start_application_properties(d)
+                d.put_string(name)
+                _put_typed(d, tv)
+            if duplicate_id is not None and duplicate_id[0] not in (props or {}):
+                if not started:
+                    started = _start_application_properties(d)
+                d.put_string(duplicate_id[0])
+                d.put_string(duplicate_id[1])
+            if started:
+                d.exit()
+                d.exit()
 
     # -- body sections that need the general encoder
-    if d is None and (msg_type in (MSG_TYPE_MAP, MSG_TYPE_STREAM) or typed_object_set):
-        d = _data()
     if msg_type == MSG_TYPE_MAP:
-        assert isinstance(msg, MapMessage) and d is not None
-        _put_typed_body(d, AMQP_VALUE, msg.get_typed_entries())
+        assert isinstance(msg, MapMessage)
+        entries = msg.get_typed_entries()
+        typed_body = typed_map_section(entries)
+        if typed_body is None:
+            if d is None:
+                d = _data()
+            _put_typed_body(d, AMQP_VALUE, entries)
+        else:
+            body = typed_body if body is None else body
     elif msg_type == MSG_TYPE_STREAM:
-        assert isinstance(msg, StreamMessage) and d is not None
-        _put_typed_body(d, AMQP_SEQUENCE, msg.get_typed_items())
+        assert isinstance(msg, StreamMessage)
+        items = msg.get_typed_items()
+        typed_body = typed_list_section(items)
+        if typed_body is None:
+            if d is None:
+                d = _data()
+            _put_typed_body(d, AMQP_SEQUENCE, items)
+        else:
+            body = typed_body if body is None else body
     elif typed_object_set:
-        assert d is not None
+        if d is None:
+            d = _data()
         d.put_described()
         d.enter()
         d.put_ulong(AMQP_VALUE)
@@ -448,8 +461,6 @@ def _encode(
 
     if d is not None:
         parts.append(d.encode())
-    if late_section is not None:
-        parts.append(late_section)
     if body is not None:
         parts.append(body)
     return b"".join(parts)
@@ -485,23 +496,3 @@ def _start_application_properties(d: Data) -> bool:
     d.put_map()
     d.enter()
     return True
-
-
-_DUPLICATE_KEYS: dict[str, bytes] = {}
-
-
-def _duplicate_id_section(name: str, value: str) -> bytes:
-    """application-properties {name: value} (two strings), encoded by hand."""
-    key = _DUPLICATE_KEYS.get(name)
-    if key is None:
-        key = _DUPLICATE_KEYS[name] = _framed(b"", 0xA1, 0xB1, name.encode("utf-8"))
-    raw = value.encode("utf-8")
-    size = len(key) + len(raw) + 3  # entries + the map's count byte
-    if size < 256 and len(raw) < 256:
-        return b"".join(
-            (b"\x00\x53\x74\xc1", bytes((size, 2)), key, b"\xa1", bytes((len(raw),)), raw)
-        )
-    entries = key + _framed(b"", 0xA1, 0xB1, raw)
-    return b"".join(
-        (b"\x00\x53\x74\xd1", (len(entries) + 4).to_bytes(4, "big"), b"\x00\x00\x00\x02", entries)
-    )
