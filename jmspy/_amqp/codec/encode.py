@@ -13,6 +13,7 @@ hand because they are on the path of every send:
 
 from __future__ import annotations
 
+import struct
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +26,6 @@ from proton import (
     int32,
     short,
     symbol,
-    timestamp,
 )
 
 from jmspy._amqp.codec.common import (
@@ -57,6 +57,7 @@ from jmspy._amqp.codec.common import (
 from jmspy._amqp.codec.properties import properties_section
 from jmspy._amqp.codec.typed_values import (
     application_properties_section,
+    encode_long,
     typed_list_section,
     typed_map_section,
 )
@@ -121,6 +122,11 @@ def _header_section(durable: bool, priority: int, ttl: int) -> bytes:
 
 SCHEDULED_ENQUEUE_TIME = symbol("x-opt-scheduled-enqueue-time")
 
+_TIMESTAMP = struct.Struct(">Bq")
+_MAP32_HEADER = struct.Struct(">II")
+_DELIVERY_TIME_KEY = _framed(b"", 0xA3, 0xB3, JMS_DELIVERY_TIME.encode("ascii"))
+_SCHEDULED_ENQUEUE_TIME_KEY = _framed(b"", 0xA3, 0xB3, SCHEDULED_ENQUEUE_TIME.encode("ascii"))
+
 
 def _annotations_section(
     msg_type: int,
@@ -130,41 +136,42 @@ def _annotations_section(
     delay_form: str = "delivery-time",
 ) -> bytes:
     key = (msg_type, dest_type, reply_type)
-    if delivery_time is None:
-        cached = _MA_CACHE.get(key)
-        if cached is not None:
-            return cached
-    d = Data(16)
-    d.put_described()
-    d.enter()
-    d.put_ulong(MESSAGE_ANNOTATIONS)
-    d.put_map()
-    d.enter()
-    d.put_symbol(JMS_MSG_TYPE)
-    d.put_byte(msg_type)
-    if dest_type >= 0:
-        d.put_symbol(JMS_DEST_TYPE)
-        d.put_byte(dest_type)
-    if reply_type >= 0:
-        d.put_symbol(JMS_REPLY_TO_TYPE)
-        d.put_byte(reply_type)
-    if delivery_time is not None:
-        if delay_form == "scheduled-enqueue-time":
-            # Azure Service Bus schedules with its own annotation, an AMQP timestamp.
-            d.put_symbol(SCHEDULED_ENQUEUE_TIME)
-            d.put_timestamp(timestamp(delivery_time))
-        else:
-            # Qpid JMS writes the absolute delivery time as an AMQP long (ms since the epoch).
-            d.put_symbol(JMS_DELIVERY_TIME)
-            d.put_long(delivery_time)
-    d.exit()
-    d.exit()
-    encoded = bytes(d.encode())
-    if delivery_time is None:
+    cached = _MA_CACHE.get(key)
+    if cached is None:
+        d = Data(16)
+        d.put_described()
+        d.enter()
+        d.put_ulong(MESSAGE_ANNOTATIONS)
+        d.put_map()
+        d.enter()
+        d.put_symbol(JMS_MSG_TYPE)
+        d.put_byte(msg_type)
+        if dest_type >= 0:
+            d.put_symbol(JMS_DEST_TYPE)
+            d.put_byte(dest_type)
+        if reply_type >= 0:
+            d.put_symbol(JMS_REPLY_TO_TYPE)
+            d.put_byte(reply_type)
+        d.exit()
+        d.exit()
+        cached = bytes(d.encode())
         if len(_MA_CACHE) >= _CACHE_LIMIT:
             _MA_CACHE.clear()
-        _MA_CACHE[key] = encoded
-    return encoded
+        _MA_CACHE[key] = cached
+    if delivery_time is None:
+        return cached
+    # A delayed message: the cached section with one more entry, as proton.Data would append
+    # it (every delayed send used to build the whole section through proton.Data).
+    if delay_form == "scheduled-enqueue-time":
+        # Azure Service Bus schedules with its own annotation, an AMQP timestamp.
+        entry = _SCHEDULED_ENQUEUE_TIME_KEY + _TIMESTAMP.pack(0x83, delivery_time)
+    else:
+        # Qpid JMS writes the absolute delivery time as an AMQP long (ms since the epoch).
+        entry = _DELIVERY_TIME_KEY + encode_long(delivery_time)
+    size, count = _MAP32_HEADER.unpack_from(cached, 4)  # after 00 53 72 d1
+    return b"".join(
+        (cached[:4], _MAP32_HEADER.pack(size + len(entry), count + 2), cached[12:], entry)
+    )
 
 
 _TYPED_PUTTERS: dict[JavaType, Callable[[Data, Any], None]] = {

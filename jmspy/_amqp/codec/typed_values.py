@@ -20,6 +20,7 @@ from .common import AMQP_SEQUENCE, AMQP_VALUE, APPLICATION_PROPERTIES, _framed
 
 __all__ = [
     "application_properties_section",
+    "encode_long",
     "typed_list_section",
     "typed_map_section",
 ]
@@ -62,7 +63,8 @@ def _int(value: Any) -> bytes:
     return _INT.pack(0x71, value)
 
 
-def _long(value: Any) -> bytes:
+def encode_long(value: Any) -> bytes:
+    """An AMQP long as proton.Data writes it (smalllong from -128 to 127)."""
     if -128 <= value <= 127:
         return bytes((0x55, value & 0xFF))  # smalllong
     return _LONG.pack(0x81, value)
@@ -101,7 +103,7 @@ _WRITERS: dict[JavaType, Callable[[Any], bytes]] = {
     JavaType.BYTE: _byte,
     JavaType.SHORT: _short,
     JavaType.INT: _int,
-    JavaType.LONG: _long,
+    JavaType.LONG: encode_long,
     JavaType.FLOAT: _float,
     JavaType.DOUBLE: _double,
     JavaType.STRING: _string,
