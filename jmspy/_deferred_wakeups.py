@@ -1,48 +1,33 @@
-"""Wake-ups a thread defers to the end of what it is doing now.
+"""Wake-ups a thread defers while it has more input to take in.
 
-A shared event loop thread (``transport.sharedEventLoopThreads``) steps many connections in
-one turn, and each of them may hand messages to the shared listener dispatch pool. Waking a
-pool thread once per connection made the loop and the pool trade the GIL at every connection
-(``Condition.notify`` was a quarter of the loop thread's time with 100 connections); inside
-:func:`deferred_wakeups` a wake-up registered with :func:`defer_wakeup` runs once, when the
-turn ends, however many connections asked for it. Other threads are not affected: the
-deferral is per thread.
+An engine thread (a connection's own, or a shared event loop thread stepping many
+connections) reads a few transfers at a time and hands each read to the consumers at once. A
+receive() waiting for messages, a session's dispatch thread or the shared listener dispatch
+pool, woken at every read, takes the few messages and waits again: the threads then trade the
+GIL at every read (a thread switch costs more than handing over the messages), and with many
+connections the pool was woken once per connection. Inside a :class:`WakeupDeferral` scope a
+wake-up registered with :func:`defer_wakeup` runs once per key, when the engine is about to
+wait or has deferred it for :data:`WakeupDeferral.MAX_DEFER_S`. Other threads are not
+affected: the deferral is per thread.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
-__all__ = ["WakeupDeferral", "defer_wakeup", "deferred_wakeups"]
+__all__ = ["WakeupDeferral", "defer_wakeup"]
 
 log = logging.getLogger("jmspy.engine")
 
 _local = threading.local()
 
 
-@contextmanager
-def deferred_wakeups() -> Iterator[None]:
-    """Run the wake-ups deferred on this thread meanwhile once each, at the end (always, even
-    when the body raises: a wake-up left out would leave messages waiting for nobody)."""
-    outer: dict[object, Callable[[], None]] | None = getattr(_local, "pending", None)
-    if outer is not None:
-        yield  # nested: the outer scope runs them
-        return
-    pending: dict[object, Callable[[], None]] = {}
-    _local.pending = pending
-    try:
-        yield
-    finally:
-        _local.pending = None
-        _run_wakeups(pending)
-
-
 def _run_wakeups(pending: dict[object, Callable[[], None]]) -> None:
     """Run and remove each of ``pending`` in order, including any a running one adds (a
-    dispatch pool's, deferred in a WakeupDeferral scope); one failing does not stop the rest."""
+    listener's turn makes the dispatch pool defer its own wake-up); one failing does not stop
+    the rest."""
     while pending:
         wake = pending.pop(next(iter(pending)))
         try:
@@ -52,16 +37,12 @@ def _run_wakeups(pending: dict[object, Callable[[], None]]) -> None:
 
 
 class WakeupDeferral:
-    """A long-lived deferral scope for a connection's own engine thread.
+    """The deferral scope of an engine thread, for as long as the thread runs.
 
-    The engine thread reads a few transfers at a time (what the socket holds) and hands each
-    read to the consumers at once. A receive() waiting for messages, woken at every read,
-    takes the few messages and waits again: the two threads then trade the GIL at every read
-    (a thread switch costs more than handing over the messages). Inside this scope the
-    consumers defer that wake-up; the engine runs them when it is about to wait for input
-    (:meth:`run`) or when one has waited :data:`MAX_DEFER_S`, and a consumer whose buffer
-    reached its threshold wakes its receiver at once. Owned by one thread: :meth:`enter` on
-    it, then :meth:`run` and :meth:`due` from it only.
+    The consumers and the dispatch pool defer their wake-ups in it; the engine runs them when
+    it is about to wait for input (:meth:`run`) or when one has waited :data:`MAX_DEFER_S`,
+    and a consumer whose buffer reached its threshold wakes its receiver at once. Owned by
+    one thread: :meth:`enter` on it, then :meth:`run` and :meth:`due` from it only.
     """
 
     MAX_DEFER_S = 0.0005  # the most a deferred wake-up waits while input keeps coming
@@ -91,8 +72,8 @@ class WakeupDeferral:
 
 
 def defer_wakeup(key: object, wake: Callable[[], None]) -> bool:
-    """Run ``wake`` at the end of this thread's :func:`deferred_wakeups` scope (once per
-    ``key``); False, and nothing registered, when the thread is not in such a scope."""
+    """Run ``wake`` when this thread's :class:`WakeupDeferral` runs (once per ``key``);
+    False, and nothing registered, when the thread has no such scope."""
     pending: dict[object, Callable[[], None]] | None = getattr(_local, "pending", None)
     if pending is None:
         return False

@@ -80,8 +80,8 @@ class DispatchPool:
                 self._running
             ):
                 self._start_thread()
-            # On a shared loop thread stepping many connections: one wake-up when its turn
-            # ends, not one per connection (see _deferred_wakeups).
+            # On a shared loop thread stepping many connections: one wake-up before the loop
+            # waits, not one per connection (see _deferred_wakeups).
             if not defer_wakeup(self, self._wake_for_ready):
                 self._cv.notify()
 

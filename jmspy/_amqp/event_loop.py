@@ -30,7 +30,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from .._deferred_wakeups import deferred_wakeups
+from .._deferred_wakeups import WakeupDeferral
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -116,12 +116,15 @@ class SharedEventLoop:
 
     def _run(self) -> None:
         poller = _Poller()
+        deferral = WakeupDeferral()
+        deferral.enter()
         try:
-            self._serve(poller)
+            self._serve(poller, deferral)
         finally:
+            deferral.run()  # nothing deferred is left behind when the thread ends
             poller.close()  # the loop thread ends when idle; its epoll fd must not outlive it
 
-    def _serve(self, poller: _Poller) -> None:
+    def _serve(self, poller: _Poller, deferral: WakeupDeferral) -> None:
         own_fd = self._wake_r.fileno()
         poller.register(own_fd, _POLL_IN)
         # engine -> [deadline of its live heap entry (0.0: none), socket events registered];
@@ -157,10 +160,8 @@ class SharedEventLoop:
                 if state is not None and state[0] == when:
                     state[0] = 0.0  # no live entry now; the step pushes the next one
                     due.setdefault(engine, [False, False])
-            # Listener hand-offs of all the engines stepped wake the dispatch pool once.
-            with deferred_wakeups():
-                for engine, (readable, woken) in due.items():
-                    self._step(engine, readable, woken, engines, by_fd, poller)
+            for engine, (readable, woken) in due.items():
+                self._step(engine, readable, woken, engines, by_fd, poller)
             due = {}
             timeout = _MAX_WAIT_S
             if deadlines:
@@ -169,7 +170,7 @@ class SharedEventLoop:
                 if self._touched or self._incoming:
                     timeout = 0.0  # notified from this thread while stepping
             try:
-                events = poller.poll(max(0.0, timeout))
+                events = self._wait(poller, deferral, max(0.0, timeout))
             except InterruptedError:
                 continue
             for fd, mask in events:
@@ -185,6 +186,22 @@ class SharedEventLoop:
                     flags[1] = True
                 elif mask & _POLL_READABLE:
                     flags[0] = True
+
+    @staticmethod
+    def _wait(poller: _Poller, deferral: WakeupDeferral, timeout: float) -> list[tuple[int, int]]:
+        """The next socket events. Listener hand-offs and consumers' wake-ups of the engines
+        stepped wait while more input is already there (see WakeupDeferral), at most
+        MAX_DEFER_S: the dispatch pool then takes many connections' messages per wake-up,
+        and their acknowledgements come back together. Before a wait they run."""
+        if deferral:
+            if deferral.due(time.monotonic()):
+                deferral.run()
+            elif timeout > 0.0:
+                events = poller.poll(0.0)
+                if events:
+                    return events
+                deferral.run()
+        return poller.poll(timeout)
 
     def _step(
         self,
