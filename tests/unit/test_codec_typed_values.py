@@ -131,10 +131,11 @@ def test_vendor_names_are_left_out_and_the_duplicate_id_added_unless_set() -> No
     [
         (JavaType.OBJECT, symbol("an-amqp-symbol")),
         (JavaType.INT, 2**40),  # not an int: proton's own error, not a wrong encoding
+        (JavaType.BYTE, 128),
         (JavaType.FLOAT, 1e300),
         (JavaType.STRING, "\ud800"),  # a lone surrogate is not UTF-8
     ],
-    ids=["object", "int-out-of-range", "float-out-of-range", "lone-surrogate"],
+    ids=["object", "int-out-of-range", "byte-out-of-range", "float-out-of-range", "lone-surrogate"],
 )
 def test_a_value_only_proton_writes_leaves_the_section_to_proton(typed: TypedValue) -> None:
     assert application_properties_section({"p": typed}, None) is None

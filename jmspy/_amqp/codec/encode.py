@@ -446,7 +446,7 @@ def _encode(
                 d = _data()
             _put_typed_body(d, AMQP_VALUE, entries)
         else:
-            body = typed_body if body is None else body
+            body = typed_body
     elif msg_type == MSG_TYPE_STREAM:
         assert isinstance(msg, StreamMessage)
         items = msg.get_typed_items()
@@ -456,7 +456,7 @@ def _encode(
                 d = _data()
             _put_typed_body(d, AMQP_SEQUENCE, items)
         else:
-            body = typed_body if body is None else body
+            body = typed_body
     elif typed_object_set:
         if d is None:
             d = _data()

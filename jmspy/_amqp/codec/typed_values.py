@@ -25,6 +25,7 @@ __all__ = [
     "typed_map_section",
 ]
 
+_BYTE = struct.Struct(">Bb")
 _SHORT = struct.Struct(">Bh")
 _INT = struct.Struct(">Bi")
 _LONG = struct.Struct(">Bq")
@@ -50,7 +51,7 @@ def _boolean(value: Any) -> bytes:
 
 
 def _byte(value: Any) -> bytes:
-    return bytes((0x51, value & 0xFF)) if -128 <= value <= 127 else _out_of_range(value)
+    return _BYTE.pack(0x51, value)
 
 
 def _short(value: Any) -> bytes:
@@ -91,10 +92,6 @@ def _binary(value: Any) -> bytes:
 
 
 def _object(value: Any) -> bytes:
-    raise _NotHere
-
-
-def _out_of_range(value: Any) -> bytes:
     raise _NotHere
 
 
