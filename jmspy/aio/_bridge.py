@@ -1,7 +1,7 @@
 """How asyncio code waits for the engine: engine completions come back to the event loop as
 futures completed with ``loop.call_soon_threadsafe``; the few engine calls that only exist in a
-blocking form (link attach, commit, close, a drain) run on a small pool of control threads per
-connection, never on a new thread per call."""
+blocking form (link attach, commit, close, a drain) run on the process's control threads
+(``_control_threads``: started on demand, ended when idle), never on a new thread per call."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import asyncio
 import collections
 import concurrent.futures
 import contextvars
-import itertools
 import queue
 import threading
 import types
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 
 from ..errors import JMSException
 from ..message import Message
+from ._control_threads import control_threads
 
 __all__ = [
     "Control",
@@ -31,27 +31,22 @@ __all__ = [
 
 T = TypeVar("T")
 
-# Control threads per connection: enough for a commit not to wait behind a slow close.
-CONTROL_THREADS = 2
-_names = itertools.count(1)
-
 
 class Control:
     """What one asyncio connection uses to reach the engine and come back.
 
     ``post`` hands work from the engine thread to the event loop, many items per wake-up
     (one ``loop.call_soon_threadsafe`` while the loop has not yet run the previous ones).
-    ``call`` runs a blocking engine call on a control thread; every such call is bounded by
-    the timeout the synchronous API honours for it (jms.requestTimeout, jms.sendTimeout,
-    jms.closeTimeout, jmspy.receiveDrainTimeout), so a control thread is never held longer
-    than the blocking call would hold a caller's thread."""
+    ``call`` runs a blocking engine call on one of the process's control threads; every such
+    call is bounded by the timeout the synchronous API honours for it (jms.requestTimeout,
+    jms.sendTimeout, jms.closeTimeout, jmspy.receiveDrainTimeout), so a control thread is
+    never held longer than the blocking call would hold a caller's thread."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, send_timeout_ms: int) -> None:
         self.loop = loop
         self.send_timeout_s = send_timeout_ms / 1000.0
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=CONTROL_THREADS, thread_name_prefix=f"jmspy-aio-{next(_names)}"
-        )
+        self._threads = control_threads()
+        self._closed = False
         self._posted: collections.deque[tuple[Callable[..., None], tuple[Any, ...]]] = (
             collections.deque()
         )
@@ -69,12 +64,11 @@ class Control:
         runner = LISTENER_RUNNER.get()
         future = runner.submit(function, args) if runner is not None else None
         if future is None:
-            try:
-                future = self._pool.submit(function, *args)
-            except RuntimeError:
-                # The connection is closed (its pool with it): what is left to call on its
-                # objects (a second close, a getter) answers at once without the engine.
+            if self._closed:
+                # The connection is closed: what is left to call on its objects (a second
+                # close, a getter) answers at once without the engine.
                 return function(*args)
+            future = self._threads.submit(function, *args)
         return await asyncio.shield(asyncio.wrap_future(future))
 
     def post(self, function: Callable[..., None], *args: Any) -> None:
@@ -123,7 +117,7 @@ class Control:
         if self._send_timer is not None:
             self._send_timer.cancel()
             self._send_timer = None
-        self._pool.shutdown(wait=False)
+        self._closed = True
 
 
 class ListenerRunner:

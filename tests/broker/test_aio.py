@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import time
 import uuid
 from typing import Any
@@ -336,5 +337,37 @@ def test_coroutine_listener_commits_and_rolls_back_its_session(broker: Any) -> N
             other = await connection.create_session()
             check = await other.create_consumer(queue)
             assert await check.receive(500) is None
+
+    asyncio.run(main())
+
+
+def test_many_connections_share_the_control_threads(broker: Any) -> None:
+    """Link attaches, commits and closes of five connections, one after another, run on the
+    process's control threads: no thread is kept per connection (there were two each)."""
+
+    def control_threads() -> int:
+        return sum(t.name.startswith("jmspy-aio") for t in threading.enumerate())
+
+    before = control_threads()
+
+    async def main() -> None:
+        connections = [await _connect(broker) for _ in range(5)]
+        try:
+            for connection in connections:
+                session = await connection.create_session(jmspy.SESSION_TRANSACTED)
+                queue = session.create_queue(_name("shared-control"))
+                producer = await session.create_producer(queue)
+                await producer.send(session.create_text_message("m"))
+                await session.commit()
+                consumer = await session.create_consumer(queue)
+                received = await consumer.receive(10000)
+                assert received is not None and received.getText() == "m"
+                await session.commit()
+            # One call at a time: a thread finishing a call may not be idle yet when the next
+            # one comes, so at most two, whatever the number of connections.
+            assert control_threads() - before <= 2
+        finally:
+            for connection in connections:
+                await connection.close()
 
     asyncio.run(main())
