@@ -15,6 +15,7 @@ import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .._deferred_wakeups import defer_wakeup
 from ..errors import JMSException
 from ..message import Message
 from ._control_threads import control_threads
@@ -72,14 +73,20 @@ class Control:
         return await asyncio.shield(asyncio.wrap_future(future))
 
     def post(self, function: Callable[..., None], *args: Any) -> None:
-        """Any thread: run ``function(*args)`` on the event loop soon, in posting order."""
+        """Any thread: run ``function(*args)`` on the event loop soon, in posting order. On an
+        engine thread the event loop's wake-up waits while the engine has more input (see
+        WakeupDeferral: at most 0.5 ms), so one wake-up carries the outcomes of many sends."""
         self._posted.append((function, args))
         if not self._post_pending:
             self._post_pending = True
-            try:
-                self.loop.call_soon_threadsafe(self._run_posted)
-            except RuntimeError:
-                self._post_pending = False  # the loop is closed: nobody is left to tell
+            if not defer_wakeup(self, self._wake_loop):
+                self._wake_loop()
+
+    def _wake_loop(self) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self._run_posted)
+        except RuntimeError:
+            self._post_pending = False  # the loop is closed: nobody is left to tell
 
     def _run_posted(self) -> None:
         # Reset first: an item posted while these run schedules its own wake-up.
