@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import threading
 
-    from ._amqp.completion import Completion
+    from ._amqp.completion import NotifiedCompletion
     from ._amqp.provider import AmqpReceiver, InboundDelivery
     from ._provider import Provider, ProviderSession
     from .connection import Connection
@@ -79,7 +79,7 @@ class SessionPort:
     txn_for_work: Callable[[], tuple[bytes, int]]
     on_txn_failure: Callable[..., None]
     # Asynchronous sends (CompletionListener).
-    track_async_send: Callable[[MessageProducer, Completion[None], Any, Any], None]
+    track_async_send: Callable[[MessageProducer, NotifiedCompletion[None], Any, Any], None]
     check_not_completion_thread: Callable[[str], None]
     wait_completions: Callable[..., Any]
     # Bookkeeping when a child closes.

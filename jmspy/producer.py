@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from . import rules, tracing
 from ._amqp.codec import encode_message
-from ._amqp.completion import Completion
+from ._amqp.completion import Completion, NotifiedCompletion
 from ._amqp.provider import ANONYMOUS_RELAY, AmqpSender, LinkSpec
 from ._limits import saturating_add
 from ._modes import SESSION_TRANSACTED
@@ -445,11 +445,17 @@ class MessageProducer(MessageProducerTwins):
         else:
             sync = mode == DeliveryMode.PERSISTENT
         track: Completion[None] | None = None
+        async_send: NotifiedCompletion[None] | None = None
         if listener is not None:
             sync = False
             # jmspy.aio's listener is completed by the engine thread itself and bounds the
             # wait by jms.sendTimeout on its event loop (no Event, no completion thread).
-            track = listener if hasattr(listener, "on_settled") else Completion()
+            # A CompletionListener's outcome goes to the session's completion thread, which
+            # is told when it is there (no Event per send).
+            if hasattr(listener, "on_settled"):
+                track = listener
+            else:
+                track = async_send = NotifiedCompletion()
         if self._port.mode == SESSION_TRANSACTED:
             # Transactional sends need no round trip each: commit waits for their outcomes.
             txn_id, txn_epoch = self._port.txn_for_work()
@@ -460,8 +466,8 @@ class MessageProducer(MessageProducerTwins):
                 link.send(payload, sync, self._send_timeout, None, track)
             except JMSException as exc:
                 raise _naming_destination(exc, destination) from exc
-        if listener is not None and track is not None and track is not listener:
-            self._port.track_async_send(self, track, message, listener)
+        if async_send is not None:
+            self._port.track_async_send(self, async_send, message, listener)
 
     def _duplicate_id(self, message: Message) -> tuple[str, str] | None:
         """The broker's duplicate-detection property for this send: the JMSMessageID (unique

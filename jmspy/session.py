@@ -7,10 +7,8 @@ import itertools
 import logging
 import queue
 import threading
-import time
 from typing import TYPE_CHECKING, Any
 
-from ._amqp.completion import Completion
 from ._amqp.provider import InboundDelivery, LinkSpec
 from ._dispatch_pool import DispatchPool
 from ._modes import (
@@ -34,6 +32,7 @@ from .errors import (
 from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 from .producer import MessageProducer
 from .selector import parse_selector
+from .session_completions import SessionCompletions
 from .session_dispatch import SessionDispatch
 from .session_transactions import SessionTransactions
 from .subscription import Subscription
@@ -47,7 +46,7 @@ __all__ = ["Session"]
 log = logging.getLogger("jmspy.session")
 
 
-class Session(SessionDispatch, SessionTransactions, SessionTwins):
+class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionTwins):
     """A single-threaded context for producing and consuming (JMS 2.0 section 6.2)."""
 
     SESSION_TRANSACTED = SESSION_TRANSACTED
@@ -90,11 +89,9 @@ class Session(SessionDispatch, SessionTransactions, SessionTwins):
         self._delivery_lock = threading.RLock()
         self._current_listener_delivery: InboundDelivery | None = None
         self._batch_deadlines: dict[MessageConsumer, float] = {}
-        self._completions: collections.deque[tuple[Any, Completion[None], Any, Any]] = (
-            collections.deque()
-        )
+        self._completions = collections.deque()
         self._completion_cv = threading.Condition()
-        self._completion_thread: threading.Thread | None = None
+        self._completion_thread = None
         self._recover_requested = False
         # SESSION_TRANSACTED: the current AMQP transaction, and why it can only roll back.
         # The id is None between transactions (declared again on first use); ``_txn_epoch`` is
@@ -182,83 +179,6 @@ class Session(SessionDispatch, SessionTransactions, SessionTwins):
         if self._pool is not None:
             return self._pool.running(self) is thread
         return self._dispatcher is thread
-
-    def _is_completion_thread(self, thread: threading.Thread) -> bool:
-        return self._completion_thread is thread
-
-    # ---- asynchronous send (CompletionListener) -------------------------------------------
-
-    def _track_async_send(
-        self, producer: MessageProducer, completion: Completion[None], message: Any, listener: Any
-    ) -> None:
-        """Queue a CompletionListener callback; callbacks run on the session's completion
-        thread, one at a time, in send order, never on the caller's thread."""
-        with self._completion_cv:
-            self._completions.append((producer, completion, message, listener))
-            self._completion_cv.notify_all()
-            if self._completion_thread is None:
-                self._completion_thread = threading.Thread(
-                    target=self._completion_loop, name=f"jmspy-completion-{self._seq}", daemon=True
-                )
-                self._completion_thread.start()
-
-    def _completion_loop(self) -> None:
-        timeout_s = self._connection.options.send_timeout / 1000.0
-        while True:
-            with self._completion_cv:
-                while not self._completions:
-                    if self._closed:
-                        return
-                    self._completion_cv.wait(1.0)
-                producer, completion, message, listener = self._completions[0]
-            error: BaseException | None = None
-            try:
-                completion.wait(
-                    timeout_s,
-                    lambda: JMSException(
-                        f"asynchronous send was not settled within {timeout_s:g} s "
-                        "(jms.sendTimeout)"
-                    ),
-                )
-            except BaseException as exc:  # noqa: BLE001 - reported to onException
-                error = exc
-            try:
-                if error is None:
-                    listener.onCompletion(message)
-                else:
-                    listener.onException(message, error)
-            except BaseException:  # noqa: BLE001 - the next callbacks must still run
-                log.exception("CompletionListener raised")
-            with self._completion_cv:
-                self._completions.popleft()
-                self._completion_cv.notify_all()
-
-    def _wait_completions(
-        self, producer: MessageProducer | None = None, limit_s: float | None = None
-    ) -> None:
-        """Block until outstanding CompletionListener callbacks (of one producer, or all)
-        have run (JMS: close, commit and rollback wait for them); a close waits at most
-        ``limit_s``, what is left of its close timeout."""
-        if self._completion_thread is threading.current_thread():
-            return
-        wait_s = self._connection.options.send_timeout / 1000.0 + 5
-        if limit_s is not None:
-            wait_s = min(wait_s, limit_s)
-        deadline = time.monotonic() + wait_s
-        with self._completion_cv:
-            while any(producer is None or item[0] is producer for item in self._completions):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    log.warning("outstanding CompletionListener callbacks did not finish")
-                    return
-                self._completion_cv.wait(remaining)
-
-    def _check_not_completion_thread(self, what: str) -> None:
-        if self._completion_thread is threading.current_thread():
-            raise IllegalStateException(
-                f"Illegal invocation from CompletionListener callback: {what} must not be "
-                "called from a completion listener of the same session"
-            )
 
     def _on_connection_started(self) -> None:
         for hooks in list(self._consumer_hooks.values()):

@@ -6,7 +6,9 @@ Expected values: shared/reference/qpid-jms.md section 2.4 (producer and consumer
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from proton import Described, ulong
@@ -193,6 +195,52 @@ def test_non_persistent_send_does_not_wait_for_the_disposition(
 
     (transfer,) = peer.wait_for_transfers(1)
     assert transfer.settled is False  # still sent unsettled (Qpid JMS does not presettle)
+
+
+class _Outcomes:
+    """A CompletionListener that records what it was told, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self.done = threading.Event()
+
+    def onCompletion(self, message: Any) -> None:
+        self.calls.append(("completed", message.getText()))
+        self.done.set()
+
+    def onException(self, message: Any, exception: BaseException) -> None:
+        self.calls.append(("exception: " + str(exception), message.getText()))
+        self.done.set()
+
+
+def test_an_async_send_the_peer_never_settles_is_reported_at_the_send_timeout(
+    make_peer: PeerFactory, clients: Clients
+):
+    peer = make_peer(links={"silent": LinkScript(outcome=None)})  # never settles
+    session = clients.connect(peer, send_timeout=500, close_timeout=500).createSession()
+    producer = session.createProducer(session.createQueue("silent"))
+    outcomes = _Outcomes()
+
+    producer.send(session.createTextMessage("x"), outcomes)
+
+    assert outcomes.done.wait(10), "the CompletionListener was never called"
+    ((what, text),) = outcomes.calls
+    assert text == "x"
+    assert what.startswith("exception: ") and "jms.sendTimeout" in what
+    peer.wait_for_transfers(1)
+
+
+def test_async_sends_the_peer_accepts_complete_in_send_order(peer: ScriptedPeer, clients: Clients):
+    session = clients.connect(peer).createSession()
+    producer = session.createProducer(session.createQueue("q"))
+    outcomes = _Outcomes()
+
+    for i in range(50):
+        producer.send(session.createTextMessage(f"m{i}"), outcomes)
+    session.close()  # waits for the outstanding callbacks (JMS 2.0)
+
+    assert outcomes.calls == [("completed", f"m{i}") for i in range(50)]
+    assert len(peer.transfers) == 50
 
 
 def test_persistent_send_is_accepted(peer: ScriptedPeer, clients: Clients):
