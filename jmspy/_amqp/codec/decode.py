@@ -7,29 +7,27 @@ the body type's typed setters...), never through its private fields.
 
 from __future__ import annotations
 
-import codecs
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 from proton import (
     byte,
-    char,
-    float32,
-    int32,
-    short,
     symbol,
-    timestamp,
-    ubyte,
-    uint,
     ulong,
-    ushort,
 )
 
+from jmspy._amqp.codec.bodies import (
+    _BODY_DATA,
+    _BODY_SEQUENCE,
+    _BODY_VALUE,
+    _NO_BODY,
+    _body_by_inference,
+    _body_for_annotation,
+    _typed_from_amqp,
+)
 from jmspy._amqp.codec.common import (
     _INT_MAX,
-    _LONG_MAX,
     _SYMBOLIC_DESCRIPTORS,
     _UINT_MAX,
     AMQP_SEQUENCE,
@@ -46,13 +44,6 @@ from jmspy._amqp.codec.common import (
     LEGACY_REPLY_TYPE,
     LEGACY_TO_TYPE,
     MESSAGE_ANNOTATIONS,
-    MSG_TYPE_BYTES,
-    MSG_TYPE_MAP,
-    MSG_TYPE_MESSAGE,
-    MSG_TYPE_OBJECT,
-    MSG_TYPE_STREAM,
-    MSG_TYPE_TEXT,
-    OCTET_STREAM_CONTENT_TYPE,
     PROPERTIES,
     CodecError,
     log,
@@ -70,104 +61,12 @@ from jmspy.destination import (
     Destination,
 )
 from jmspy.message import (
-    JAVA_SERIALIZED_CONTENT_TYPE,
     JMS_AMQP_REPLY_TO_GROUP_ID,
-    PYTHON_SERIALIZED_CONTENT_TYPE,
-    BytesMessage,
     DeserializationPolicy,
     JavaType,
-    MapMessage,
     Message,
     ObjectMessage,
-    StreamMessage,
-    TextMessage,
-    TypedValue,
 )
-
-
-def _wrap_ulong(v: int) -> int:
-    return int(v) - 2**64 if v > _LONG_MAX else int(v)
-
-
-# Python class of a decoded AMQP value -> (JavaType, converter). Used for application
-# properties, map bodies and stream bodies. AMQP types without a Java equivalent map to the
-# nearest one: unsigned ints widen (ulong wraps like Java's long cast), symbol and uuid become
-# String and timestamp becomes long milliseconds.
-_FROM_AMQP: dict[type, tuple[JavaType, Callable[[Any], Any]]] = {
-    bool: (JavaType.BOOLEAN, bool),
-    byte: (JavaType.BYTE, int),
-    short: (JavaType.SHORT, int),
-    int32: (JavaType.INT, int),
-    int: (JavaType.LONG, int),
-    float32: (JavaType.FLOAT, float),
-    float: (JavaType.DOUBLE, float),
-    str: (JavaType.STRING, str),
-    symbol: (JavaType.STRING, str),
-    char: (JavaType.CHAR, str),
-    ubyte: (JavaType.SHORT, int),
-    ushort: (JavaType.INT, int),
-    uint: (JavaType.LONG, int),
-    ulong: (JavaType.LONG, _wrap_ulong),
-    timestamp: (JavaType.LONG, int),
-    uuid.UUID: (JavaType.STRING, str),
-    bytes: (JavaType.BYTES, bytes),
-}
-_NULL_TV: TypedValue = (JavaType.STRING, None)
-
-
-def _typed_from_amqp(value: Any, binary_ok: bool) -> TypedValue:
-    if value is None:
-        return _NULL_TV
-    entry = _FROM_AMQP.get(type(value))
-    if entry is None:
-        return (JavaType.OBJECT, value)
-    jt, conv = entry
-    if jt is JavaType.BYTES and not binary_ok:
-        # JMS properties cannot hold byte[]; keep the value visible through getObjectProperty.
-        return (JavaType.OBJECT, bytes(value))
-    return (jt, conv(value))
-
-
-def _text_charset(content_type: str | None) -> str | None:
-    """The charset of a textual content type, or None when the type is not textual."""
-    if not content_type:
-        return None
-    main, *params = content_type.split(";")
-    mime = main.strip().lower()
-    textual = (
-        mime.startswith("text/")
-        or mime
-        in (
-            "application/json",
-            "application/xml",
-            "application/javascript",
-            "application/ecmascript",
-        )
-        or mime.endswith("+json")
-        or mime.endswith("+xml")
-    )
-    if not textual:
-        return None
-    charset = "utf-8"
-    for param in params:
-        key, _, value = param.partition("=")
-        if key.strip().lower() == "charset":
-            charset = value.strip().strip('"') or "utf-8"
-    try:
-        codecs.lookup(charset)
-    except LookupError:
-        return None  # an unknown charset cannot be decoded: treat the body as bytes
-    return charset
-
-
-def _is_serialized(content_type: str | None) -> bool:
-    return content_type in (JAVA_SERIALIZED_CONTENT_TYPE, PYTHON_SERIALIZED_CONTENT_TYPE)
-
-
-_NO_BODY = 0
-_BODY_DATA = 1
-_BODY_SEQUENCE = 2
-_BODY_VALUE = 3
 
 
 def decode_message(
@@ -580,141 +479,3 @@ def _as_map(content: Any, what: str) -> dict[Any, Any]:
             f"not {amqp_type_name(content)}"
         )
     return content
-
-
-def _typed_map(value: dict[Any, Any]) -> dict[str, TypedValue]:
-    result: dict[str, TypedValue] = {}
-    for key, item in value.items():
-        if not isinstance(key, str):
-            raise CodecError(f"Invalid MapMessage body: key {key!r} is not a string")
-        result[str(key)] = _typed_from_amqp(item, True)
-    return result
-
-
-def _text_from_data(data: bytes, content_type: str | None) -> str:
-    charset = _text_charset(content_type) or "utf-8"
-    # Java's new String(bytes, charset) replaces malformed input rather than failing.
-    return data.decode(charset, "replace")
-
-
-def _body_for_annotation(
-    msg_type: int,
-    body_kind: int,
-    data: bytes,
-    sequence: list[Any],
-    value: Any,
-    content_type: str | None,
-) -> Message:
-    """The message for an explicit ``x-opt-jms-msg-type``, checking the body fits it."""
-    if msg_type == MSG_TYPE_MESSAGE:
-        return Message()
-    if msg_type == MSG_TYPE_TEXT:
-        text_msg = TextMessage()
-        if body_kind == _BODY_VALUE and (value is None or isinstance(value, str)):
-            text_msg = TextMessage(None if value is None else str(value))
-        elif body_kind == _BODY_DATA:
-            text_msg = TextMessage(_text_from_data(data, content_type))
-        elif body_kind != _NO_BODY:
-            raise CodecError(_mismatch("TextMessage", body_kind, value))
-        return text_msg
-    if msg_type == MSG_TYPE_BYTES:
-        bytes_msg = BytesMessage()
-        if body_kind == _BODY_DATA:
-            bytes_msg.set_body_bytes(data)
-        elif body_kind == _BODY_VALUE and isinstance(value, bytes):
-            bytes_msg.set_body_bytes(value)
-        elif body_kind == _NO_BODY or (body_kind == _BODY_VALUE and value is None):
-            bytes_msg.set_body_bytes(b"")
-        else:
-            raise CodecError(_mismatch("BytesMessage", body_kind, value))
-        return bytes_msg
-    if msg_type == MSG_TYPE_MAP:
-        map_msg = MapMessage()
-        if body_kind == _BODY_VALUE and isinstance(value, dict):
-            map_msg.set_typed_entries(_typed_map(value))
-        elif not (body_kind == _NO_BODY or (body_kind == _BODY_VALUE and value is None)):
-            raise CodecError(_mismatch("MapMessage", body_kind, value))
-        return map_msg
-    if msg_type == MSG_TYPE_STREAM:
-        stream_msg = StreamMessage()
-        if body_kind == _BODY_SEQUENCE:
-            items = sequence
-        elif body_kind == _BODY_VALUE and isinstance(value, list):
-            items = value
-        elif body_kind == _NO_BODY or (body_kind == _BODY_VALUE and value is None):
-            items = []
-        else:
-            raise CodecError(_mismatch("StreamMessage", body_kind, value))
-        stream_msg.set_typed_items([_typed_from_amqp(v, True) for v in items])
-        return stream_msg
-    if msg_type == MSG_TYPE_OBJECT:
-        return _object_message(body_kind, data, sequence, value, content_type)
-    raise CodecError(f"Invalid JMS Message Type annotation value {msg_type!r}")
-
-
-def _object_message(
-    body_kind: int,
-    data: bytes,
-    sequence: list[Any],
-    value: Any,
-    content_type: str | None,
-) -> ObjectMessage:
-    obj_msg = ObjectMessage()
-    if body_kind == _BODY_DATA:
-        obj_msg.set_serialized_body(data, content_type)
-    elif body_kind == _BODY_SEQUENCE:
-        obj_msg.set_received_typed_body(list(sequence))
-    elif body_kind == _BODY_VALUE:
-        obj_msg.set_received_typed_body(value)
-    return obj_msg
-
-
-def _body_by_inference(
-    body_kind: int,
-    data: bytes,
-    sequence: list[Any],
-    value: Any,
-    content_type: str | None,
-) -> Message:
-    """Pick the JMS type of a message from a non-JMS producer (Qpid JMS createWithoutAnnotation)."""
-    if body_kind == _NO_BODY:
-        if _is_serialized(content_type):
-            return ObjectMessage()
-        if content_type is None or content_type == OCTET_STREAM_CONTENT_TYPE:
-            return _body_for_annotation(
-                MSG_TYPE_BYTES, body_kind, data, sequence, value, content_type
-            )
-        if _text_charset(content_type) is not None:
-            return TextMessage()
-        return Message()
-    if body_kind == _BODY_DATA:
-        if _is_serialized(content_type):
-            return _object_message(body_kind, data, sequence, value, content_type)
-        if (
-            content_type is not None
-            and content_type != OCTET_STREAM_CONTENT_TYPE
-            and _text_charset(content_type) is not None
-        ):
-            return _body_for_annotation(
-                MSG_TYPE_TEXT, body_kind, data, sequence, value, content_type
-            )
-        return _body_for_annotation(MSG_TYPE_BYTES, body_kind, data, sequence, value, content_type)
-    if body_kind == _BODY_VALUE:
-        if value is None or isinstance(value, str):
-            return _body_for_annotation(
-                MSG_TYPE_TEXT, body_kind, data, sequence, value, content_type
-            )
-        if isinstance(value, bytes):
-            return _body_for_annotation(
-                MSG_TYPE_BYTES, body_kind, data, sequence, value, content_type
-            )
-        return _object_message(body_kind, data, sequence, value, content_type)
-    return _object_message(body_kind, data, sequence, value, content_type)
-
-
-def _mismatch(jms_type: str, body_kind: int, value: Any) -> str:
-    kind = {_BODY_DATA: "data", _BODY_SEQUENCE: "amqp-sequence", _BODY_VALUE: "amqp-value"}.get(
-        body_kind, "no body"
-    )
-    detail = f" holding {type(value).__name__}" if body_kind == _BODY_VALUE else ""
-    return f"Cannot decode AMQP message: a {jms_type} cannot have a {kind} body{detail}"
