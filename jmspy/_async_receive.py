@@ -53,17 +53,14 @@ class AsyncReceiveSupport:
         self._arrival_hook = hook
 
     def after_engine_events(self, work: Callable[[], None]) -> None:
-        """Run ``work`` once the engine thread has handled the events it is handling now (all
-        the transfers of one read), or at once when called from another thread: a waiting
-        asyncio receive is then woken once per burst of arrivals, not once per message. On
-        the engine thread it also waits, as a blocking receive's wake-up does, while more
-        input is already there (see WakeupDeferral: at most 0.5 ms, and not once 64 messages
-        are buffered)."""
+        """Run ``work`` when the engine thread is about to wait for input (see WakeupDeferral:
+        at most 0.5 ms later, and at once when 64 messages are buffered), as a blocking
+        receive's wake-up is run, so a waiting asyncio receive is woken once per burst of
+        arrivals; at once when called from another thread or by an engine that is ending."""
         engine = self._receiver.connection.engine
-        if engine.on_engine_thread():
-            if not self._wakeup_deferred(work, work):
-                engine.schedule(0.0, work)
-        else:
+        if not (engine.on_engine_thread() and self._wakeup_deferred(work, work)):
+            # Not deferred: another thread, enough buffered, or an engine that is ending (a
+            # timer of its would never run: the lost connection must still wake the waiter).
             work()
 
     def is_closed(self) -> bool:

@@ -70,6 +70,14 @@ class WakeupDeferral:
         self._since = 0.0
         _run_wakeups(self._pending)
 
+    def leave(self) -> None:
+        """The thread stops deferring (it is ending): what is deferred runs now, and a
+        wake-up registered from here on, while the engine tells everyone it is done, runs at
+        once instead of waiting for a run that will not come."""
+        if getattr(_local, "pending", None) is self._pending:
+            _local.pending = None
+        self.run()
+
 
 def defer_wakeup(key: object, wake: Callable[[], None]) -> bool:
     """Run ``wake`` when this thread's :class:`WakeupDeferral` runs (once per ``key``);

@@ -279,7 +279,7 @@ class Engine:
         except BaseException as exc:  # noqa: BLE001 - every failure ends in on_engine_failed
             error = exc
         finally:
-            self._deferral.run()
+            self._deferral.leave()
             self._finish(error)
 
     def _finish(self, error: BaseException | None) -> None:

@@ -121,7 +121,7 @@ class SharedEventLoop:
         try:
             self._serve(poller, deferral)
         finally:
-            deferral.run()  # nothing deferred is left behind when the thread ends
+            deferral.leave()  # nothing deferred is left behind when the thread ends
             poller.close()  # the loop thread ends when idle; its epoll fd must not outlive it
 
     def _serve(self, poller: _Poller, deferral: WakeupDeferral) -> None:

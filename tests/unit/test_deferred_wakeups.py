@@ -204,3 +204,19 @@ def test_the_shared_loop_runs_a_wakeup_that_waited_the_limit_even_while_input_co
         assert calls == ["turn"] and poller.timeouts == [0.0]
 
     _in_thread(body)
+
+
+def test_a_deferral_left_runs_what_waits_and_defers_nothing_more() -> None:
+    calls: list[str] = []
+
+    def body() -> None:
+        deferral = WakeupDeferral()
+        deferral.enter()
+        defer_wakeup("a", lambda: calls.append("a"))
+        deferral.leave()
+        assert calls == ["a"] and not deferral
+        # An ending engine tells its handler it is done after leaving: such a wake-up runs
+        # at once, it is not kept for a run that will not come.
+        assert defer_wakeup("b", lambda: calls.append("b")) is False
+
+    _in_thread(body)

@@ -3,10 +3,13 @@ connect; a refused connect still says it could not connect."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -70,3 +73,52 @@ def test_refused_connect_still_says_could_not_connect() -> None:
         with pytest.raises(JMSException, match="could not connect"):
             connection.start()
         connection.close()
+
+
+def test_waits_on_a_lost_connection_end_promptly(peer: ScriptedPeer, clients: Clients) -> None:
+    """An asyncio receive waiting for a message and a CompletionListener waiting for the
+    outcome of a send the peer never settled both hear of the lost connection when it is
+    lost, not at a timeout: the engine's last wake-ups run although its thread is ending."""
+    peer.script("silent", outcome=None)  # never settles
+
+    async def main() -> tuple[Any, float, str, float]:
+        from jmspy import aio
+
+        async with aio.connect(peer.url, connect_timeout=5000, send_timeout=60000) as connection:
+            session = await connection.create_session()
+            consumer = await session.create_consumer(session.create_queue("q"))
+            await connection.start()
+            blocking = connection.sync.createSession()
+            producer = blocking.createProducer(blocking.createQueue("silent"))
+            outcome: list[str] = []
+            heard = threading.Event()
+
+            class Listener:
+                def onCompletion(self, message: Any) -> None:
+                    outcome.append("completed")
+                    heard.set()
+
+                def onException(self, message: Any, exception: BaseException) -> None:
+                    outcome.append(str(exception))
+                    heard.set()
+
+            producer.send(blocking.createTextMessage("x"), Listener())
+            peer.wait_for_transfers(1)
+            waiting = asyncio.ensure_future(consumer.receive())  # no timeout: until an event
+            await asyncio.sleep(0)  # let it start waiting
+            started = time.monotonic()
+            _reset_connections(peer)
+            try:
+                result: Any = await asyncio.wait_for(waiting, 20)
+            except JMSException as exc:
+                result = exc
+            receive_s = time.monotonic() - started
+            assert await asyncio.get_running_loop().run_in_executor(None, heard.wait, 20)
+            listener_s = time.monotonic() - started
+            return result, receive_s, outcome[0], listener_s
+
+    result, receive_s, outcome, listener_s = asyncio.run(main())
+    assert result is None or isinstance(result, JMSException)
+    assert receive_s < 15, f"the asyncio receive ended {receive_s:.1f} s after the loss"
+    assert outcome != "completed" and "jms.sendTimeout" not in outcome, outcome
+    assert listener_s < 15, f"the CompletionListener heard {listener_s:.1f} s after the loss"
