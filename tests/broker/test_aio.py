@@ -364,8 +364,9 @@ def test_many_connections_share_the_control_threads(broker: Any) -> None:
                 assert received is not None and received.getText() == "m"
                 await session.commit()
             # One call at a time: a thread finishing a call may not be idle yet when the next
-            # one comes, so at most two, whatever the number of connections.
-            assert control_threads() - before <= 2
+            # one comes (on a busy machine even twice in a row), so at most three whatever
+            # the number of connections; a pool per connection kept nine here.
+            assert control_threads() - before <= 3
         finally:
             for connection in connections:
                 await connection.close()
