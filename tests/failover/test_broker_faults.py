@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from jmspy.conformance.brokers import RabbitMQBroker
 from jmspy.conformance.brokers._process import process_group_alive
-from jmspy.conformance.brokers.base import port_accepts
+from jmspy.conformance.brokers.base import port_accepts, port_below_ephemeral_range
 from jmspy.conformance.faultproxy import FaultProxy
 
 import jmspy
@@ -197,7 +197,9 @@ def test_rabbitmq_durable_queue_survives_kill_and_restart(unique_name: str) -> N
     from proton.utils import BlockingConnection
 
     queue = unique_name.replace("-", ".")
-    with RabbitMQBroker() as rabbit:
+    # Restarted on the same port: one below the source ports of outgoing connections, which
+    # could otherwise take it while the node is down (see port_below_ephemeral_range).
+    with RabbitMQBroker(port=port_below_ephemeral_range()) as rabbit:
         rabbit.declare_queue(queue, durable=True)
         address = f"/amq/queue/{queue}"
 
