@@ -436,28 +436,22 @@ def _encode(
                 d.exit()
                 d.exit()
 
-    # -- body sections that need the general encoder
+    # -- MapMessage and StreamMessage bodies: written in Python unless a value needs proton
+    collection: dict[str, TypedValue] | list[TypedValue] | None = None
     if msg_type == MSG_TYPE_MAP:
         assert isinstance(msg, MapMessage)
-        entries = msg.get_typed_entries()
-        typed_body = typed_map_section(entries)
-        if typed_body is None:
-            if d is None:
-                d = _data()
-            _put_typed_body(d, AMQP_VALUE, entries)
-        else:
-            body = typed_body
+        collection = msg.get_typed_entries()
+        descriptor, body = AMQP_VALUE, typed_map_section(collection)
     elif msg_type == MSG_TYPE_STREAM:
         assert isinstance(msg, StreamMessage)
-        items = msg.get_typed_items()
-        typed_body = typed_list_section(items)
-        if typed_body is None:
-            if d is None:
-                d = _data()
-            _put_typed_body(d, AMQP_SEQUENCE, items)
-        else:
-            body = typed_body
-    elif typed_object_set:
+        collection = msg.get_typed_items()
+        descriptor, body = AMQP_SEQUENCE, typed_list_section(collection)
+    if collection is not None and body is None:
+        if d is None:
+            d = _data()
+        _put_typed_body(d, descriptor, collection)
+    # -- body sections that need the general encoder
+    if typed_object_set:
         if d is None:
             d = _data()
         d.put_described()

@@ -16,7 +16,12 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...message import JMS_AMQP_PREFIX, JavaType, TypedValue
-from .common import AMQP_SEQUENCE, AMQP_VALUE, APPLICATION_PROPERTIES, _framed
+from .common import AMQP_SEQUENCE, AMQP_VALUE, APPLICATION_PROPERTIES
+
+# The properties section's writers: strings, binaries, and the kept encodings of strings that
+# repeat from message to message (property names and map keys here).
+from .properties import _binary, _string
+from .properties import _repeated_string as _name
 
 __all__ = [
     "application_properties_section",
@@ -79,16 +84,8 @@ def _double(value: Any) -> bytes:
     return _DOUBLE.pack(0x82, value)
 
 
-def _string(value: Any) -> bytes:
-    return _framed(b"", 0xA1, 0xB1, value.encode("utf-8"))
-
-
 def _char(value: Any) -> bytes:
     return _CHAR.pack(0x73, ord(value))
-
-
-def _binary(value: Any) -> bytes:
-    return _framed(b"", 0xA0, 0xB0, bytes(value))
 
 
 def _object(value: Any) -> bytes:
@@ -108,20 +105,6 @@ _WRITERS: dict[JavaType, Callable[[Any], bytes]] = {
     JavaType.BYTES: _binary,
     JavaType.OBJECT: _object,
 }
-
-# Property names repeat from message to message: their encodings are kept. Cleared when full.
-_NAMES: dict[str, bytes] = {}
-_NAMES_SIZE = 1024
-
-
-def _name(name: str) -> bytes:
-    encoded = _NAMES.get(name)
-    if encoded is None:
-        encoded = _string(name)
-        if len(_NAMES) >= _NAMES_SIZE:
-            _NAMES.clear()
-        _NAMES[name] = encoded
-    return encoded
 
 
 def _value(typed: TypedValue) -> bytes:
