@@ -2,9 +2,10 @@
 # Build the distribution (wheel and sdist) with `python -m build` and install each one in a
 # fresh virtual environment of its own, outside the source tree, then check that it imports and
 # runs from there: jmspy, the installed jmspy.adapters and jmspy.conformance packages, the typing
-# marker, the distribution's metadata and both command-line entry points. Catches what an
-# editable install hides: a package missing from pyproject.toml's list, a module that imports
-# something from the source tree, a file left out of the sdist.
+# marker, the distribution's metadata, both command-line entry points and the codec modules
+# built with mypyc. Catches what an editable install hides: a package missing from
+# pyproject.toml's list, a module that imports something from the source tree, a file left out
+# of the sdist.
 #
 #     bash scripts/check_dist.sh            # exit status 0 when both install cleanly
 #
@@ -78,7 +79,16 @@ entry_points = {ep.name for ep in importlib.metadata.entry_points(group="console
 missing = {"jmspy-broker", "jmspy-conformance"} - entry_points
 if missing:
     sys.exit(f"console scripts missing: {sorted(missing)}")
+# The codec modules are built with mypyc (setup.py, jmspy/_native.py) and must run built.
+from jmspy import _native
+
+for name in _native.COMPILED_MODULES:
+    importlib.import_module(name)
+not_built = sorted(set(_native.COMPILED_MODULES) - set(_native.compiled_in_use()))
+if not_built:
+    sys.exit(f"modules not running in their mypyc-built form: {not_built}")
 print(f"{distribution} {version}: {len(modules)} modules import from {pathlib.Path(jmspy.__file__).parent}")
+print(f"built with mypyc: {len(_native.COMPILED_MODULES)} codec modules")
 EOF
     "$venv/bin/jmspy-broker" --help >/dev/null
     "$venv/bin/jmspy-conformance" --help >/dev/null

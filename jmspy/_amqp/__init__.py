@@ -8,3 +8,9 @@ package: they call each other's underscore members (``_do_attach``, ``_on_failed
 ``_proton``, ``_live_gen``, ...) on purpose, all on the engine thread or under the
 connection's lock. Nothing outside ``jmspy._amqp`` may do so.
 """
+
+from .._native import prefer_sources
+
+# Before any module of this package is imported: the codec modules built with mypyc are used
+# only when they were built from the sources beside them (see jmspy._native).
+prefer_sources()

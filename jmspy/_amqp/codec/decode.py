@@ -295,7 +295,8 @@ def _decode(
     if to is None:
         destination = consumer_destination
     else:
-        raw_type = annotations.get(JMS_DEST_TYPE) if annotations else None
+        # Any: the annotation's type is checked at run time just below.
+        raw_type: Any = annotations.get(JMS_DEST_TYPE) if annotations else None
         dest_type = (
             int(raw_type)
             if type(raw_type) is byte

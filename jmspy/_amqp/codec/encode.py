@@ -440,8 +440,9 @@ def _encode(
     collection: dict[str, TypedValue] | list[TypedValue] | None = None
     if msg_type == MSG_TYPE_MAP:
         assert isinstance(msg, MapMessage)
-        collection = msg.get_typed_entries()
-        descriptor, body = AMQP_VALUE, typed_map_section(collection)
+        entries = msg.get_typed_entries()
+        collection = entries
+        descriptor, body = AMQP_VALUE, typed_map_section(entries)
     elif msg_type == MSG_TYPE_STREAM:
         assert isinstance(msg, StreamMessage)
         collection = msg.get_typed_items()
