@@ -29,7 +29,7 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from proton import (
     Described,
@@ -52,7 +52,7 @@ from proton import (
 __all__ = ["MAX_DEPTH", "AmqpDecodeError", "read_all", "read_sections", "read_value"]
 
 #: Containers (lists, maps, arrays, described values) nested deeper than this are left to proton.
-MAX_DEPTH = 32
+MAX_DEPTH: Final = 32
 
 
 class AmqpDecodeError(Exception):
@@ -63,15 +63,15 @@ class AmqpDecodeError(Exception):
 # the value; it returns the value and the position after it.
 _Reader = Callable[[bytes, int, int], tuple[Any, int]]
 
-_U16 = struct.Struct(">H").unpack_from
-_U32 = struct.Struct(">I").unpack_from
-_U64 = struct.Struct(">Q").unpack_from
-_U32X2 = struct.Struct(">II").unpack_from
-_I16 = struct.Struct(">h").unpack_from
-_I32 = struct.Struct(">i").unpack_from
-_I64 = struct.Struct(">q").unpack_from
-_F32 = struct.Struct(">f").unpack_from
-_F64 = struct.Struct(">d").unpack_from
+_U16: Final = struct.Struct(">H").unpack_from
+_U32: Final = struct.Struct(">I").unpack_from
+_U64: Final = struct.Struct(">Q").unpack_from
+_U32X2: Final = struct.Struct(">II").unpack_from
+_I16: Final = struct.Struct(">h").unpack_from
+_I32: Final = struct.Struct(">i").unpack_from
+_I64: Final = struct.Struct(">q").unpack_from
+_F32: Final = struct.Struct(">f").unpack_from
+_F64: Final = struct.Struct(">d").unpack_from
 
 # The unsigned proton types check their sign in a Python-level __init__; int.__new__ builds them
 # without it (the wire cannot carry a negative there) at a third of the cost.
@@ -79,21 +79,21 @@ _int_new = int.__new__
 _UUID = uuid.UUID
 
 # One-byte values are looked up, one shared (immutable) instance each, indexed by the raw byte.
-_UBYTES = tuple(_int_new(ubyte, i) for i in range(256))
-_BYTES = tuple(byte(i - 256 if i > 127 else i) for i in range(256))
-_SMALL_UINT = tuple(_int_new(uint, i) for i in range(256))
-_SMALL_INT = tuple(int32(i - 256 if i > 127 else i) for i in range(256))
-_SMALL_LONG = tuple(i - 256 if i > 127 else i for i in range(256))
+_UBYTES: Final = tuple(_int_new(ubyte, i) for i in range(256))
+_BYTES: Final = tuple(byte(i - 256 if i > 127 else i) for i in range(256))
+_SMALL_UINT: Final = tuple(_int_new(uint, i) for i in range(256))
+_SMALL_INT: Final = tuple(int32(i - 256 if i > 127 else i) for i in range(256))
+_SMALL_LONG: Final = tuple(i - 256 if i > 127 else i for i in range(256))
 # smallulong values, mostly section and performative descriptors.
-_SMALL_ULONG = tuple(_int_new(ulong, i) for i in range(256))
-_UINT0 = _SMALL_UINT[0]
-_ULONG0 = _SMALL_ULONG[0]
+_SMALL_ULONG: Final = tuple(_int_new(ulong, i) for i in range(256))
+_UINT0: Final = _SMALL_UINT[0]
+_ULONG0: Final = _SMALL_ULONG[0]
 
 # Symbols repeat from message to message (annotation keys, content types): a short symbol's
 # decoded value is kept per encoded form. The cache is cleared when full.
 _SYMBOLS: dict[bytes, symbol] = {}
-_SYMBOLS_MAX = 512
-_SYMBOL_CACHED_LENGTH = 128
+_SYMBOLS_MAX: Final = 512
+_SYMBOL_CACHED_LENGTH: Final = 128
 
 
 def _symbol(raw: bytes) -> symbol:
@@ -457,9 +457,9 @@ def _r_unknown(buf: bytes, pos: int, depth: int) -> tuple[Any, int]:
     raise _error(f"unsupported format code 0x{buf[pos - 1]:02x}", pos - 1)
 
 
-_LISTS_AND_MAPS = frozenset((0xC0, 0xC1, 0xD0, 0xD1))
-_ZERO_WIDTH = frozenset((0x40, 0x41, 0x42, 0x43, 0x44, 0x45))
-_DESCRIPTOR_CODES = frozenset((0x53, 0x80, 0x44, 0xA3, 0xB3))
+_LISTS_AND_MAPS: Final = frozenset((0xC0, 0xC1, 0xD0, 0xD1))
+_ZERO_WIDTH: Final = frozenset((0x40, 0x41, 0x42, 0x43, 0x44, 0x45))
+_DESCRIPTOR_CODES: Final = frozenset((0x53, 0x80, 0x44, 0xA3, 0xB3))
 
 _READERS: list[_Reader] = [_r_unknown] * 256
 for _code, _reader in {
@@ -559,10 +559,10 @@ def read_all(data: bytes | bytearray | memoryview) -> list[Any]:
 # (same producer settings, same broker annotations). When such a section is a list or map of
 # immutable scalars, a copy of its decoded container is kept per encoded form, so that reading
 # it again costs a dict lookup and a shallow copy. The cache is cleared when full.
-_CACHED_SECTIONS = frozenset((0x70, 0x72))  # header, message-annotations
+_CACHED_SECTIONS: Final = frozenset((0x70, 0x72))  # header, message-annotations
 _SECTION_CACHE: dict[bytes, list[Any] | dict[Any, Any]] = {}
-_SECTION_CACHE_SIZE = 256
-_CACHED_SECTION_MAX = 512  # encoded bytes
+_SECTION_CACHE_SIZE: Final = 256
+_CACHED_SECTION_MAX: Final = 512  # encoded bytes
 _SCALARS = frozenset(
     (
         type(None),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import codecs
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from proton import (
     byte,
@@ -128,10 +128,10 @@ def _is_serialized(content_type: str | None) -> bool:
     return content_type in (JAVA_SERIALIZED_CONTENT_TYPE, PYTHON_SERIALIZED_CONTENT_TYPE)
 
 
-_NO_BODY = 0
-_BODY_DATA = 1
-_BODY_SEQUENCE = 2
-_BODY_VALUE = 3
+_NO_BODY: Final = 0
+_BODY_DATA: Final = 1
+_BODY_SEQUENCE: Final = 2
+_BODY_VALUE: Final = 3
 
 
 def _typed_map(value: dict[Any, Any]) -> dict[str, TypedValue]:

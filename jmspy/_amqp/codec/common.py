@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Final
 
 from proton import (
     Data,
@@ -26,15 +27,15 @@ class CodecError(Exception):
 log = logging.getLogger("jmspy.codec")
 
 # Section descriptors (AMQP 1.0 part 3, 3.2).
-HEADER = 0x70
-DELIVERY_ANNOTATIONS = 0x71
-MESSAGE_ANNOTATIONS = 0x72
-PROPERTIES = 0x73
-APPLICATION_PROPERTIES = 0x74
-DATA = 0x75
-AMQP_SEQUENCE = 0x76
-AMQP_VALUE = 0x77
-FOOTER = 0x78
+HEADER: Final = 0x70
+DELIVERY_ANNOTATIONS: Final = 0x71
+MESSAGE_ANNOTATIONS: Final = 0x72
+PROPERTIES: Final = 0x73
+APPLICATION_PROPERTIES: Final = 0x74
+DATA: Final = 0x75
+AMQP_SEQUENCE: Final = 0x76
+AMQP_VALUE: Final = 0x77
+FOOTER: Final = 0x78
 
 _SYMBOLIC_DESCRIPTORS = {
     "amqp:header:list": HEADER,
@@ -48,33 +49,33 @@ _SYMBOLIC_DESCRIPTORS = {
     "amqp:footer:map": FOOTER,
 }
 
-JMS_MSG_TYPE = symbol("x-opt-jms-msg-type")
-JMS_DEST_TYPE = symbol("x-opt-jms-dest")
-JMS_REPLY_TO_TYPE = symbol("x-opt-jms-reply-to")
-JMS_DELIVERY_TIME = symbol("x-opt-delivery-time")
-LEGACY_TO_TYPE = symbol("x-opt-to-type")
-LEGACY_REPLY_TYPE = symbol("x-opt-reply-type")
+JMS_MSG_TYPE: Final = symbol("x-opt-jms-msg-type")
+JMS_DEST_TYPE: Final = symbol("x-opt-jms-dest")
+JMS_REPLY_TO_TYPE: Final = symbol("x-opt-jms-reply-to")
+JMS_DELIVERY_TIME: Final = symbol("x-opt-delivery-time")
+LEGACY_TO_TYPE: Final = symbol("x-opt-to-type")
+LEGACY_REPLY_TYPE: Final = symbol("x-opt-reply-type")
 
 OCTET_STREAM_CONTENT_TYPE = "application/octet-stream"
-_OCTET_STREAM = symbol(OCTET_STREAM_CONTENT_TYPE)
-_PYTHON_SERIALIZED = symbol(PYTHON_SERIALIZED_CONTENT_TYPE)
+_OCTET_STREAM: Final = symbol(OCTET_STREAM_CONTENT_TYPE)
+_PYTHON_SERIALIZED: Final = symbol(PYTHON_SERIALIZED_CONTENT_TYPE)
 
-MSG_TYPE_MESSAGE = 0
-MSG_TYPE_OBJECT = 1
-MSG_TYPE_MAP = 2
-MSG_TYPE_BYTES = 3
-MSG_TYPE_STREAM = 4
-MSG_TYPE_TEXT = 5
+MSG_TYPE_MESSAGE: Final = 0
+MSG_TYPE_OBJECT: Final = 1
+MSG_TYPE_MAP: Final = 2
+MSG_TYPE_BYTES: Final = 3
+MSG_TYPE_STREAM: Final = 4
+MSG_TYPE_TEXT: Final = 5
 
-_UINT_MAX = 2**32 - 1
-_LONG_MAX = 2**63 - 1
-_INT_MAX = 2**31 - 1
+_UINT_MAX: Final = 2**32 - 1
+_LONG_MAX: Final = 2**63 - 1
+_INT_MAX: Final = 2**31 - 1
 
 # Pre-encoded section prefixes: described-type constructor 0x00, smallulong 0x53, code.
-_DATA_PREFIX = b"\x00\x53\x75"
-_VALUE_PREFIX = b"\x00\x53\x77"
-_NULL_VALUE_SECTION = b"\x00\x53\x77\x40"
-_EMPTY_DATA_SECTION = b"\x00\x53\x75\xa0\x00"
+_DATA_PREFIX: Final = b"\x00\x53\x75"
+_VALUE_PREFIX: Final = b"\x00\x53\x77"
+_NULL_VALUE_SECTION: Final = b"\x00\x53\x77\x40"
+_EMPTY_DATA_SECTION: Final = b"\x00\x53\x75\xa0\x00"
 
 _tls = threading.local()
 
