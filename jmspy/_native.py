@@ -9,8 +9,9 @@ slicing included, so reading broker input stays as strict as the Python reader i
 from: this is not a hand-written C parser.
 
 The source stays the reference. The build records the SHA-256 of every source it compiled in
-``_native_manifest.json`` beside this module, and :func:`prefer_sources` (run first thing by
-``import jmspy``) makes Python import the ``.py`` file instead of a built module whenever:
+``_native_manifest.json`` beside this module, and :func:`prefer_sources` (run by
+``jmspy._amqp`` before any of its modules is imported) makes Python import the ``.py`` files
+instead of the built modules whenever:
 
 * ``JMSPY_PURE_PYTHON`` is set to anything but ``0`` or the empty string (to compare, or to
   debug the Python code);
@@ -18,9 +19,11 @@ The source stays the reference. The build records the SHA-256 of every source it
 * the source no longer has the hash the build recorded (edited since; reinstall to rebuild).
 
 Then every listed module runs from its source, not only the one concerned, because the built
-modules call each other's compiled functions directly. The last two cases are logged once as a
-warning naming the module. This module must import the
-standard library only: ``setup.py`` loads it by path, before jmspy's dependencies are installed.
+modules call each other's compiled functions directly. The last two cases are logged once, as
+a warning naming the module.
+
+This module imports the standard library only: ``setup.py`` loads it by path, in a build
+environment that has none of jmspy's dependencies.
 """
 
 from __future__ import annotations
@@ -48,8 +51,8 @@ __all__ = [
     "sources_to_prefer",
 ]
 
-#: The modules setup.py compiles, by import name. Each is typed Python and must pass
-#: ``mypy --strict``; nothing else may import ``mypy_extensions`` or depend on being compiled.
+#: The modules setup.py compiles, by import name: typed Python that passes ``mypy --strict``
+#: and behaves the same built or not (the unit and wire tests run both ways in CI).
 COMPILED_MODULES: tuple[str, ...] = (
     "jmspy._amqp.amqp_reader",
     "jmspy._amqp.codec.common",
@@ -152,26 +155,26 @@ class _SourceFirst(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(fullname, source)
 
 
-_installed: _SourceFirst | None = None
+_chosen: dict[str, str] | None = None
 
 
 def prefer_sources() -> dict[str, str]:
     """Arrange for the Python source of every module that must not run built; name -> why.
 
-    Runs once per process (``import jmspy`` calls it before importing any listed module).
+    The decision is taken once per process (``jmspy._amqp`` asks before importing any listed
+    module); later calls return it.
     """
-    global _installed
-    if _installed is not None:
-        return {name: "" for name in _installed.sources}
+    global _chosen
+    if _chosen is not None:
+        return dict(_chosen)
     chosen = sources_to_prefer()
-    _installed = _SourceFirst({name: source for name, (source, _why) in chosen.items()})
+    _chosen = {name: why for name, (_source, why) in chosen.items()}
     if chosen:
-        sys.meta_path.insert(0, _installed)
-    reasons = {name: why for name, (_source, why) in chosen.items()}
-    if chosen and not _pure_python_requested():
-        first_reason = next(iter(reasons.values()))
-        _log.warning("jmspy runs its codec from the Python source: %s", first_reason)
-    return reasons
+        sys.meta_path.insert(0, _SourceFirst({name: path for name, (path, _w) in chosen.items()}))
+        if not _pure_python_requested():
+            first_reason = next(iter(_chosen.values()))
+            _log.warning("jmspy runs its codec from the Python source: %s", first_reason)
+    return dict(_chosen)
 
 
 def compiled_in_use() -> list[str]:
