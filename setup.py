@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ SOURCES = [native.source_path(name, ROOT / "jmspy") for name in native.COMPILED_
 
 
 def _mypyc_extensions() -> list[Any]:
-    if os.environ.get(native.PURE_PYTHON_ENV, "") not in ("", "0"):
+    if native.pure_python_requested():
         print(f"jmspy: {native.PURE_PYTHON_ENV} is set, building pure Python", file=sys.stderr)
         return []
     try:

@@ -46,6 +46,7 @@ __all__ = [
     "PURE_PYTHON_ENV",
     "compiled_in_use",
     "prefer_sources",
+    "pure_python_requested",
     "source_digest",
     "source_path",
     "sources_to_prefer",
@@ -86,15 +87,15 @@ def source_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _built_file(source: Path) -> Path | None:
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        candidate = source.with_name(source.stem + suffix)
-        if candidate.exists():
-            return candidate
-    return None
+def _is_built(source: Path) -> bool:
+    return any(
+        source.with_name(source.stem + suffix).exists()
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES
+    )
 
 
-def _pure_python_requested() -> bool:
+def pure_python_requested() -> bool:
+    """Whether :data:`PURE_PYTHON_ENV` asks for the Python sources (at build and at run time)."""
     return os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0")
 
 
@@ -116,12 +117,12 @@ def sources_to_prefer(
     built = {
         module: source
         for module in modules
-        if (source := source_path(module, package_dir)).exists() and _built_file(source)
+        if (source := source_path(module, package_dir)).exists() and _is_built(source)
     }
     if not built:
         return {}
     why = ""
-    if _pure_python_requested():
+    if pure_python_requested():
         why = f"{PURE_PYTHON_ENV} is set"
     else:
         manifest = _read_manifest(package_dir)
@@ -171,7 +172,7 @@ def prefer_sources() -> dict[str, str]:
     _chosen = {name: why for name, (_source, why) in chosen.items()}
     if chosen:
         sys.meta_path.insert(0, _SourceFirst({name: path for name, (path, _w) in chosen.items()}))
-        if not _pure_python_requested():
+        if not pure_python_requested():
             first_reason = next(iter(_chosen.values()))
             _log.warning("jmspy runs its codec from the Python source: %s", first_reason)
     return dict(_chosen)
