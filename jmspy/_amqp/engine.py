@@ -31,7 +31,17 @@ from .._deferred_wakeups import WakeupDeferral
 from ..errors import JMSException
 from .attach_amender import AttachAmender
 from .completion import Completion
-from .proton_internals import dispatch_events
+from .proton_internals import (
+    collector_ref,
+    dispatch_events,
+    transport_capacity,
+    transport_closed,
+    transport_pending,
+    transport_pop,
+    transport_push,
+    transport_ref,
+    transport_tick,
+)
 from .redact import redact_frame
 from .sasl import SaslClient
 from .tls import TlsLayer
@@ -101,6 +111,10 @@ class Engine:
         self._sock_opts = (tcp_no_delay, tcp_keep_alive, send_buffer_size, receive_buffer_size)
         self._collector = Collector()
         connection.collect(self._collector)
+        # Addresses for proton_internals' calls on every turn (valid while these objects live,
+        # as long as the engine).
+        self._collector_ref = collector_ref(self._collector)
+        self._transport_ref = transport_ref(transport)
         self._work: collections.deque[Callable[[], None]] = collections.deque()
         # Run once after the current pass over proton's events (engine thread only): lets a
         # consumer link hand over all the transfers of one read at once.
@@ -374,7 +388,7 @@ class Engine:
         # Delivery events take a shortcut past proton's Event wrapper (see dispatch_events).
         handler = self.handler
         on_delivery = getattr(handler, "on_delivery_fast", None)
-        dispatch_events(self._collector, on_delivery, self._on_other_event)
+        dispatch_events(self._collector_ref, on_delivery, self._on_other_event)
         self.flush_after_dispatch()
 
     def _on_other_event(self, event: Event) -> None:
@@ -421,6 +435,7 @@ class Engine:
         when the engine is done. The per-connection thread and the shared loop both use it.
         """
         transport = self.transport
+        ref = self._transport_ref
         sock = self._sock
         assert sock is not None
         self._run_work()
@@ -432,19 +447,21 @@ class Engine:
         # pending()/capacity() make proton process input and may raise events (e.g. a
         # SASL failure); dispatch them before leaving so the reason reaches the provider.
         if (
-            transport.closed
+            transport_closed(ref)
             or self._abort_requested
-            or (self._stop_requested and transport.pending() <= 0 and not self._outbuf)
+            or (
+                self._stop_requested and transport_pending(transport, ref) <= 0 and not self._outbuf
+            )
         ):
             self._dispatch_events()
             return None
-        capacity = transport.capacity()
-        if capacity < 0 and transport.pending() < 0 and not self._outbuf:
+        capacity = transport_capacity(transport, ref)
+        if capacity < 0 and transport_pending(transport, ref) < 0 and not self._outbuf:
             self._dispatch_events()
             return None
         self._capacity = capacity
-        want_write = bool(self._outbuf) or transport.pending() > 0
-        deadline = transport.tick(now)
+        want_write = bool(self._outbuf) or transport_pending(transport, ref) > 0
+        deadline = transport_tick(ref, now)
         timeout = 5.0
         if deadline:
             timeout = min(timeout, max(0.0, deadline - now))
@@ -501,19 +518,20 @@ class Engine:
             raise
         if data:
             self._last_input = time.monotonic()
-            transport.push(data)
+            transport_push(transport, self._transport_ref, data)
         else:
             transport.close_tail()
 
     def _write(self, sock: socket.socket) -> None:
         transport = self.transport
+        ref = self._transport_ref
         outbuf = self._outbuf
         while True:
-            pending = transport.pending()
+            pending = transport_pending(transport, ref)
             if pending > 0:
                 chunk = transport.peek(pending)
                 if chunk:
-                    transport.pop(len(chunk))
+                    transport_pop(ref, len(chunk))
                     if self.amender.active:
                         chunk = self.amender.amend(chunk)
                     if self._tls is not None:

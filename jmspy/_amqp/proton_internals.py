@@ -1,9 +1,10 @@
 """Every use of python-qpid-proton's private API in jmspy, in one place.
 
-The engine's hot path skips proton's public event wrappers (see ``dispatch_events``), and that
-needs the C binding (``cproton``) and the ``_impl`` handles of proton's wrapper objects. Those
-are not proton's documented API and may change in any release, so nothing else in jmspy
-imports ``cproton`` or reads ``_impl``: it calls the functions here. ``pyproject.toml`` bounds
+The engine's hot path skips proton's public event wrappers (see ``dispatch_events``) and calls
+proton's C functions with the GIL held (see ``_c_function``), and that needs the C binding
+(``cproton``, ``cproton_ffi``) and the ``_impl`` handles of proton's wrapper objects. Those are
+not proton's documented API and may change in any release, so nothing else in jmspy imports
+``cproton`` or reads ``_impl``: it calls the functions here. ``pyproject.toml`` bounds
 python-qpid-proton to the releases these were checked against, and
 ``tests/unit/test_proton_internals.py`` fails when the installed proton no longer has them or
 they behave differently.
@@ -11,45 +12,22 @@ they behave differently.
 
 from __future__ import annotations
 
+import ctypes
+import os
 from collections.abc import Callable
 from typing import Any
 
-from cproton import (
-    PN_ACCEPTED,
-    PN_DELIVERY,
-    PN_TRANSPORT,
-    isnull,
-    pn_collector_peek,
-    pn_collector_pop,
-    pn_data_clear,
-    pn_data_decode,
-    pn_decref,
-    pn_delivery_aborted,
-    pn_delivery_link,
-    pn_delivery_local,
-    pn_delivery_partial,
-    pn_delivery_pending,
-    pn_delivery_readable,
-    pn_delivery_remote_state,
-    pn_delivery_settle,
-    pn_delivery_settled,
-    pn_delivery_update,
-    pn_delivery_updated,
-    pn_disposition_data,
-    pn_event_delivery,
-    pn_event_type,
-    pn_incref,
-    pn_link_advance,
-    pn_link_credit,
-)
-from cproton import pn_delivery as _pn_delivery
+from cproton import PN_ACCEPTED, PN_DELIVERY, PN_TRANSPORT
 from cproton_ffi import ffi, lib
-from proton import Collector, Delivery, Event, Link
+from proton import Collector, Delivery, Event, Link, Transport
 
 __all__ = [
+    "CollectorRef",
     "DeliveryHandle",
     "DeliveryRef",
     "LinkRef",
+    "TransportRef",
+    "collector_ref",
     "accept_and_settle",
     "accept_and_settle_all",
     "settle_all_with_state",
@@ -63,19 +41,127 @@ __all__ = [
     "read_transfer",
     "settle_ref",
     "start_transfer",
+    "transport_capacity",
+    "transport_closed",
+    "transport_pending",
+    "transport_pop",
+    "transport_push",
+    "transport_ref",
+    "transport_tick",
     "wrap_delivery",
     "wrap_link",
 ]
 
-# A proton C object as the C binding hands it out (a cffi pointer). Pointers to the same
-# object compare and hash equal, so a link's pointer can key a dict; it is only valid while
-# proton keeps the object, which a DeliveryHandle or a proton wrapper guarantees.
-DeliveryRef = Any
-LinkRef = Any
+# Proton's C functions on the hot paths, called with the GIL held.
+#
+# python-qpid-proton's binding (cffi) releases the GIL around every call into proton, however
+# short. With other Python threads waiting (a session's dispatch thread, the application's
+# threads, other connections' engines) each release hands the GIL over, and the engine waits to
+# get it back: at 100 connections with a thread each, a rebuilt binding that keeps the GIL moved
+# 2.6 times the messages at 0.3 times the CPU per message (docs/performance.md). Proton's calls
+# never block, so the engine calls the functions on its paths per message and per turn through
+# ctypes with the GIL kept (PYFUNCTYPE), at the addresses cffi gives for them. Pointers are
+# then plain ints (0 or None for NULL). JMSPY_PROTON_RELEASE_GIL=1 calls them the way the binding
+# does (releasing the GIL), to measure the difference.
+_RELEASE_GIL = os.environ.get("JMSPY_PROTON_RELEASE_GIL", "") == "1"
+_FUNCTYPE = ctypes.CFUNCTYPE if _RELEASE_GIL else ctypes.PYFUNCTYPE
+
+
+class _Bytes(ctypes.Structure):
+    """pn_bytes_t (a delivery tag is one), passed by value."""
+
+    _fields_ = [("size", ctypes.c_size_t), ("start", ctypes.c_char_p)]
+
+
+# C types as cffi reads them from proton's headers -> ctypes. A ``char *`` is bytes given to
+# proton (c_char_p) except where proton writes into it (_WRITES_INTO: an address).
+_PRIMITIVES: dict[str, Any] = {
+    "_Bool": ctypes.c_bool,
+    "int": ctypes.c_int,
+    "size_t": ctypes.c_size_t,
+    "ssize_t": ctypes.c_ssize_t,
+    "int64_t": ctypes.c_int64,
+    "uint64_t": ctypes.c_uint64,
+}
+_WRITES_INTO = frozenset({"pn_link_recv"})
+
+
+def _ctype(kind: str, cname: str, function: str) -> Any:
+    if kind == "pointer":
+        if cname == "char *" and function not in _WRITES_INTO:
+            return ctypes.c_char_p
+        return ctypes.c_void_p
+    if kind == "enum":
+        return ctypes.c_int
+    if kind == "struct" and cname == "struct pn_bytes_t":
+        return _Bytes
+    if kind == "void":
+        return None
+    if kind == "primitive" and cname in _PRIMITIVES:
+        return _PRIMITIVES[cname]
+    raise TypeError(f"{function}: no ctypes type for the C type {cname!r}")
+
+
+def _c_function(name: str) -> Any:
+    """Proton's C function ``name`` as a ctypes function (see _FUNCTYPE), its C types taken
+    from cffi's reading of proton's headers, so they cannot drift from proton's."""
+    pointer = ffi.addressof(lib, name)
+    declared = ffi.typeof(pointer)
+    restype = _ctype(declared.result.kind, declared.result.cname, name)
+    argtypes = [_ctype(arg.kind, arg.cname, name) for arg in declared.args]
+    return _FUNCTYPE(restype, *argtypes)(int(ffi.cast("uintptr_t", pointer)))
+
+
+_collector_peek = _c_function("pn_collector_peek")
+_collector_pop = _c_function("pn_collector_pop")
+_event_type = _c_function("pn_event_type")
+_event_delivery = _c_function("pn_event_delivery")
+_incref = _c_function("pn_incref")
+_decref = _c_function("pn_decref")
+_delivery_new = _c_function("pn_delivery")
+_delivery_link = _c_function("pn_delivery_link")
+_delivery_readable = _c_function("pn_delivery_readable")
+_delivery_partial = _c_function("pn_delivery_partial")
+_delivery_pending = _c_function("pn_delivery_pending")
+_delivery_aborted = _c_function("pn_delivery_aborted")
+_delivery_update = _c_function("pn_delivery_update")
+_delivery_settle = _c_function("pn_delivery_settle")
+_delivery_settled = _c_function("pn_delivery_settled")
+_delivery_updated = _c_function("pn_delivery_updated")
+_delivery_remote_state = _c_function("pn_delivery_remote_state")
+_delivery_local = _c_function("pn_delivery_local")
+_disposition_data = _c_function("pn_disposition_data")
+_data_clear = _c_function("pn_data_clear")
+_data_decode = _c_function("pn_data_decode")
+_link_recv = _c_function("pn_link_recv")
+_link_send = _c_function("pn_link_send")
+_link_advance = _c_function("pn_link_advance")
+_link_credit = _c_function("pn_link_credit")
+_transport_pending = _c_function("pn_transport_pending")
+_transport_capacity = _c_function("pn_transport_capacity")
+_transport_closed = _c_function("pn_transport_closed")
+_transport_tick = _c_function("pn_transport_tick")
+_transport_push = _c_function("pn_transport_push")
+_transport_pop = _c_function("pn_transport_pop")
+
+_PN_EOS = -1
+
+# A proton C object as jmspy's hot paths hold it: its address, an int. Addresses of the same
+# object are equal, so a link's can key a dict; it is only valid while proton keeps the object,
+# which a DeliveryHandle or a proton wrapper guarantees.
+DeliveryRef = int
+LinkRef = int
+CollectorRef = int
+TransportRef = int
+
+
+def _address(impl: Any) -> int:
+    """The address of a proton object the binding handed out (a cffi pointer)."""
+    return int(ffi.cast("uintptr_t", impl))
 
 
 class DeliveryHandle:
-    """A received delivery, held by its C pointer (one reference, as a proton wrapper holds).
+    """A received delivery, held by its address (one reference, as a proton wrapper holds).
 
     proton's ``Delivery`` wrapper costs two dispositions, a record lookup and an attribute
     dict per transfer; a consumer needs the wrapper only for the rare outcomes (released,
@@ -85,10 +171,10 @@ class DeliveryHandle:
     __slots__ = ("_ref",)
 
     def __init__(self, ref: DeliveryRef) -> None:
-        pn_incref(ref)
+        _incref(ref)
         self._ref = ref
 
-    def __del__(self, _decref: Callable[[Any], None] = pn_decref) -> None:
+    def __del__(self, _decref: Callable[[int], int] = _decref) -> None:
         # The function is bound at definition: at interpreter exit the module's globals may
         # already be gone when the last handles are collected.
         _decref(self._ref)
@@ -99,29 +185,40 @@ class DeliveryHandle:
 
 
 def delivery_link_ref(ref: DeliveryRef) -> LinkRef:
-    """The C pointer of the link a delivery is on."""
-    return pn_delivery_link(ref)
+    """The address of the link a delivery is on."""
+    link: int = _delivery_link(ref)
+    return link
 
 
 def delivery_ref(delivery: Delivery) -> DeliveryRef:
-    """The C pointer of a proton delivery."""
-    return delivery._impl
+    """The address of a proton delivery."""
+    return _address(delivery._impl)
 
 
 def link_ref(link: Link) -> LinkRef:
-    """The C pointer of a proton link (the key :func:`delivery_link_ref` gives back)."""
-    return link._impl
+    """The address of a proton link (the key :func:`delivery_link_ref` gives back)."""
+    return _address(link._impl)
+
+
+def collector_ref(collector: Collector) -> CollectorRef:
+    """The address of a proton collector (what :func:`dispatch_events` reads)."""
+    return _address(collector._impl)
+
+
+def transport_ref(transport: Transport) -> TransportRef:
+    """The address of a proton transport (what the ``transport_*`` functions take)."""
+    return _address(transport._impl)
 
 
 def wrap_link(ref: LinkRef) -> Link:
-    """proton's wrapper for a link pointer."""
-    link: Link = Link.wrap(ref)
+    """proton's wrapper for a link."""
+    link: Link = Link.wrap(ffi.cast("pn_link_t *", ref))
     return link
 
 
 def wrap_delivery(ref: DeliveryRef) -> Delivery:
-    """proton's wrapper for a delivery pointer."""
-    delivery: Delivery = Delivery.wrap(ref)
+    """proton's wrapper for a delivery."""
+    delivery: Delivery = Delivery.wrap(ffi.cast("pn_delivery_t *", ref))
     return delivery
 
 
@@ -132,100 +229,101 @@ def read_transfer(ref: DeliveryRef, link: LinkRef) -> bytearray | None:
     One exact-size buffer filled by proton: ``Receiver.recv`` allocates one of the size asked
     for, then copies what was read out of it, and reads the delivery state through wrappers.
     """
-    if not pn_delivery_readable(ref) or pn_delivery_partial(ref):
+    if not _delivery_readable(ref) or _delivery_partial(ref):
         return None
-    size = pn_delivery_pending(ref)
+    size = _delivery_pending(ref)
     payload = bytearray(size)
     if size:
-        read = lib.pn_link_recv(link, ffi.from_buffer(payload), size)
+        start = ctypes.c_char.from_buffer(payload)
+        read = _link_recv(link, ctypes.addressof(start), size)
+        del start  # releases the buffer, which may be shortened next
         if 0 <= read < size:  # proton handed over less than it said was pending
             del payload[read:]
-    pn_link_advance(link)
+    _link_advance(link)
     return payload
 
 
 def start_transfer(link: LinkRef, tag: bytes, payload: bytes) -> DeliveryRef:
     """Write one whole transfer on a sender link (``link.delivery(tag)``, ``link.stream``,
-    ``link.advance`` without the wrappers) and return its delivery pointer, which stays valid
+    ``link.advance`` without the wrappers) and return its delivery's address, which stays valid
     until jmspy settles the delivery or the connection is released."""
-    ref = _pn_delivery(link, tag)
-    lib.pn_link_send(link, ffi.from_buffer(payload), len(payload))
-    pn_link_advance(link)
+    ref: int = _delivery_new(link, _Bytes(len(tag), tag))
+    data = payload if type(payload) is bytes else bytes(payload)
+    _link_send(link, data, len(data))
+    _link_advance(link)
     return ref
 
 
 def link_credit(link: LinkRef) -> int:
     """The link's credit."""
-    credit: int = pn_link_credit(link)
+    credit: int = _link_credit(link)
     return credit
 
 
 def outcome_of(ref: DeliveryRef) -> int | None:
     """A sent delivery's remote state when the peer has decided it (0 when it settled without
     an outcome), else None (no news: a delivery event for another reason)."""
-    state: int = pn_delivery_remote_state(ref)
-    if state == 0 and not (pn_delivery_updated(ref) and pn_delivery_settled(ref)):
+    state: int = _delivery_remote_state(ref)
+    if state == 0 and not (_delivery_updated(ref) and _delivery_settled(ref)):
         return None
     return state
 
 
 def delivery_aborted(ref: DeliveryRef) -> bool:
     """Whether the sender aborted the transfer."""
-    return bool(pn_delivery_aborted(ref))
+    return bool(_delivery_aborted(ref))
 
 
 def settle_ref(ref: DeliveryRef) -> None:
     """Settle a delivery (no outcome of ours)."""
-    pn_delivery_settle(ref)
+    _delivery_settle(ref)
 
 
 def accept_and_settle(delivery: Delivery | DeliveryHandle) -> None:
     """``delivery.update(Delivery.ACCEPTED); delivery.settle()`` without copying the (empty)
     local data, annotations and condition into proton first, as ``update`` does: the
     acknowledgement of every received message goes through here."""
-    impl = delivery._ref if isinstance(delivery, DeliveryHandle) else delivery._impl
-    pn_delivery_update(impl, PN_ACCEPTED)
-    pn_delivery_settle(impl)
+    ref = delivery._ref if isinstance(delivery, DeliveryHandle) else _address(delivery._impl)
+    _delivery_update(ref, PN_ACCEPTED)
+    _delivery_settle(ref)
 
 
 def accept_and_settle_all(handles: list[DeliveryHandle]) -> None:
     """:func:`accept_and_settle` for many received deliveries, in order, in one call."""
-    update = pn_delivery_update
-    settle = pn_delivery_settle
+    update = _delivery_update
+    settle = _delivery_settle
     for handle in handles:
         ref = handle._ref
         update(ref, PN_ACCEPTED)
         settle(ref)
 
 
-def settle_all_with_state(handles: list[DeliveryHandle], state_type: int, encoded: bytes) -> None:
+def settle_all_with_state(
+    handles: list[DeliveryHandle], state_type: int, encoded: bytes | bytearray
+) -> None:
     """Settle received deliveries, in order, with the outcome ``state_type`` whose fields are
     the AMQP-encoded ``encoded`` (a transactional-state list, say): what
     ``delivery.local.data = fields; delivery.update(state_type); delivery.settle()`` does,
     with the fields encoded once for all instead of built through proton.Data per delivery."""
-    clear = pn_data_clear
-    decode = pn_data_decode
-    local = pn_delivery_local
-    data_of = pn_disposition_data
-    update = pn_delivery_update
-    settle = pn_delivery_settle
+    fields = bytes(encoded)  # ctypes passes bytes as they are, nothing else
+    size = len(fields)
     for handle in handles:
         ref = handle._ref
-        data = data_of(local(ref))
-        clear(data)
-        decode(data, encoded)
-        update(ref, state_type)
-        settle(ref)
+        data = _disposition_data(_delivery_local(ref))
+        _data_clear(data)
+        _data_decode(data, fields, size)
+        _delivery_update(ref, state_type)
+        _delivery_settle(ref)
 
 
 def dispatch_events(
-    collector: Collector,
+    collector: CollectorRef,
     on_delivery: Callable[[DeliveryRef], None] | None,
     on_event: Callable[[Event], None],
 ) -> None:
-    """Hand every pending event of ``collector`` to ``on_delivery`` (the delivery's C pointer,
-    for delivery events, when given) or ``on_event`` (all others), popping each after its
-    handler returns.
+    """Hand every pending event of the collector at ``collector`` to ``on_delivery`` (the
+    delivery's address, for delivery events, when given) or ``on_event`` (all others), popping
+    each after its handler returns.
 
     Delivery events (one per settled send, one per received transfer) skip proton's Event
     wrapper, which builds delivery, link, session, connection and transport wrappers each
@@ -233,14 +331,59 @@ def dispatch_events(
     whenever the transport has output, about one per engine pass) are dropped unseen: nothing
     in jmspy handles them, and with many connections each pass moves one or two messages.
     """
-    impl = collector._impl
+    peek = _collector_peek
+    kind_of = _event_type
     while True:
-        event = pn_collector_peek(impl)
-        if isnull(event):
+        event = peek(collector)
+        if not event:
             return
-        kind = pn_event_type(event)
+        kind = kind_of(event)
         if on_delivery is not None and kind == PN_DELIVERY:
-            on_delivery(pn_event_delivery(event))
+            on_delivery(_event_delivery(event))
         elif kind != PN_TRANSPORT:
-            on_event(Event.wrap(event))
-        pn_collector_pop(impl)
+            on_event(Event.wrap(ffi.cast("pn_event_t *", event)))
+        _collector_pop(collector)
+
+
+# ---- the transport, per engine turn (the engine's own thread) ------------------------------
+
+
+def transport_pending(transport: Transport, ref: TransportRef) -> int:
+    """``transport.pending()``: output bytes waiting (PN_EOS, -1, once the head is closed)."""
+    pending: int = _transport_pending(ref)
+    if pending < _PN_EOS:
+        transport._check(pending)  # raises proton's exception for the error code
+    return pending
+
+
+def transport_capacity(transport: Transport, ref: TransportRef) -> int:
+    """``transport.capacity()``: input bytes it can take (PN_EOS once the tail is closed)."""
+    capacity: int = _transport_capacity(ref)
+    if capacity < _PN_EOS:
+        transport._check(capacity)
+    return capacity
+
+
+def transport_closed(ref: TransportRef) -> bool:
+    """``transport.closed``: head and tail both closed."""
+    return bool(_transport_closed(ref))
+
+
+def transport_tick(ref: TransportRef, now: float) -> float:
+    """``transport.tick(now)``: process timers; the next deadline in seconds (0: none)."""
+    return float(_transport_tick(ref, int(now * 1000))) / 1000.0
+
+
+def transport_push(transport: Transport, ref: TransportRef, data: bytes | bytearray) -> None:
+    """``transport.push(data)``: input for proton, all of it (the caller asked capacity())."""
+    if type(data) is not bytes:
+        data = bytes(data)  # ctypes passes bytes as they are, nothing else
+    pushed: int = _transport_push(ref, data, len(data))
+    if pushed != len(data):
+        transport._check(pushed)
+        raise OverflowError(f"proton took {pushed} of {len(data)} bytes")
+
+
+def transport_pop(ref: TransportRef, size: int) -> None:
+    """``transport.pop(size)``: drop output proton has handed over."""
+    _transport_pop(ref, size)

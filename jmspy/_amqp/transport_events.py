@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from proton import Connection, Delivery, Event
+from proton import Connection, Event
+
+from .proton_internals import DeliveryRef
 
 if TYPE_CHECKING:
     from .provider import AmqpConnection
@@ -27,9 +29,9 @@ class TransportEvents:
         self.proton = proton
         self.on_delivery_fast = self._delivery
 
-    def _delivery(self, delivery: Delivery) -> None:
+    def _delivery(self, ref: DeliveryRef) -> None:
         if self.conn._live_gen == self.gen:
-            self.conn.on_delivery_fast(delivery)
+            self.conn.on_delivery_fast(ref)
 
     def on_proton_event(self, event: Event) -> None:
         if self.conn._live_gen == self.gen:

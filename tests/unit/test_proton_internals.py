@@ -19,44 +19,68 @@ from jmspy._amqp.proton_internals import (
     DeliveryHandle,
     accept_and_settle,
     accept_and_settle_all,
+    collector_ref,
     delivery_link_ref,
     delivery_ref,
     dispatch_events,
+    link_credit,
     link_ref,
+    outcome_of,
     read_transfer,
     settle_all_with_state,
+    settle_ref,
+    start_transfer,
+    transport_capacity,
+    transport_closed,
+    transport_pending,
+    transport_pop,
+    transport_push,
+    transport_ref,
+    transport_tick,
     wrap_delivery,
     wrap_link,
 )
 
 # Every private name proton_internals imports or reads, by module.
 PRIVATE_NAMES = {
-    "cproton": (
-        "PN_ACCEPTED",
-        "PN_DELIVERY",
-        "PN_TRANSPORT",
-        "isnull",
-        "pn_collector_peek",
-        "pn_collector_pop",
-        "pn_decref",
-        "pn_delivery_aborted",
-        "pn_delivery_link",
-        "pn_delivery_partial",
-        "pn_delivery_pending",
-        "pn_delivery_readable",
-        "pn_delivery_settle",
-        "pn_delivery_update",
-        "pn_delivery_local",
-        "pn_data_clear",
-        "pn_data_decode",
-        "pn_disposition_data",
-        "pn_event_delivery",
-        "pn_event_type",
-        "pn_incref",
-        "pn_link_advance",
-    ),
+    "cproton": ("PN_ACCEPTED", "PN_DELIVERY", "PN_TRANSPORT"),
     "cproton_ffi": ("ffi", "lib"),
 }
+
+# Every C function of proton that proton_internals calls through ctypes, at cffi's address.
+C_FUNCTIONS = (
+    "pn_collector_peek",
+    "pn_collector_pop",
+    "pn_data_clear",
+    "pn_data_decode",
+    "pn_decref",
+    "pn_delivery",
+    "pn_delivery_aborted",
+    "pn_delivery_link",
+    "pn_delivery_local",
+    "pn_delivery_partial",
+    "pn_delivery_pending",
+    "pn_delivery_readable",
+    "pn_delivery_remote_state",
+    "pn_delivery_settle",
+    "pn_delivery_settled",
+    "pn_delivery_update",
+    "pn_delivery_updated",
+    "pn_disposition_data",
+    "pn_event_delivery",
+    "pn_event_type",
+    "pn_incref",
+    "pn_link_advance",
+    "pn_link_credit",
+    "pn_link_recv",
+    "pn_link_send",
+    "pn_transport_capacity",
+    "pn_transport_closed",
+    "pn_transport_pending",
+    "pn_transport_pop",
+    "pn_transport_push",
+    "pn_transport_tick",
+)
 
 
 def test_the_private_names_exist() -> None:
@@ -70,6 +94,48 @@ def test_the_private_names_exist() -> None:
     for cls in (Delivery, Event, Link):
         assert hasattr(cls, "wrap"), f"proton.{cls.__name__}.wrap is gone"
     assert hasattr(Collector(), "_impl"), "proton.Collector() has no _impl handle"
+    assert hasattr(Transport(), "_impl"), "proton.Transport() has no _impl handle"
+    assert hasattr(Transport(), "_check"), "proton.Transport() has no _check"
+
+
+def test_every_c_function_is_proton_s_and_pn_bytes_has_proton_s_layout() -> None:
+    """proton_internals takes each function's C types from cffi (proton's headers); the one
+    struct it passes by value, pn_bytes_t (a delivery tag), it lays out itself."""
+    import ctypes
+
+    import cproton_ffi
+
+    ffi = cproton_ffi.ffi
+    for name in C_FUNCTIONS:
+        assert proton_internals._c_function(name) is not None, name
+    struct = ffi.typeof("pn_bytes_t")
+    ours = proton_internals._Bytes
+    assert ffi.sizeof(struct) == ctypes.sizeof(ours)
+    assert [(f, t.offset) for f, t in struct.fields] == [
+        (f, getattr(ours, f).offset) for f, _ in ours._fields_
+    ]
+
+
+def test_proton_calls_keep_the_gil_unless_asked_to_release_it() -> None:
+    import ctypes
+    import os
+    import subprocess
+    import sys
+
+    assert proton_internals._FUNCTYPE is ctypes.PYFUNCTYPE
+    # The measuring switch calls them the binding's way; everything still works.
+    code = (
+        "import ctypes; from jmspy._amqp import proton_internals as p; "
+        "assert p._FUNCTYPE is ctypes.CFUNCTYPE; "
+        "from proton import Collector; "
+        "from jmspy._amqp.proton_internals import collector_ref, dispatch_events; "
+        "dispatch_events(collector_ref(Collector()), None, print); print('ok')"
+    )
+    env = dict(os.environ, JMSPY_PROTON_RELEASE_GIL="1")
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
 def test_the_installed_proton_is_within_the_declared_bound() -> None:
@@ -143,7 +209,7 @@ def _send_one(pair: _Pair, sender: Link) -> Delivery:
 def test_dispatch_events_hands_delivery_events_to_the_shortcut_and_pops_them() -> None:
     pair = _Pair()
     sender, receiver = pair.open_link_pair()
-    dispatch_events(pair.collector, None, lambda event: None)  # what opening raised
+    dispatch_events(collector_ref(pair.collector), None, lambda event: None)  # what opening raised
     sent = _send_one(pair, sender)
     incoming = receiver.current
     assert incoming is not None
@@ -153,7 +219,7 @@ def test_dispatch_events_hands_delivery_events_to_the_shortcut_and_pops_them() -
 
     refs: list[object] = []
     events: list[Event] = []
-    dispatch_events(pair.collector, refs.append, events.append)
+    dispatch_events(collector_ref(pair.collector), refs.append, events.append)
 
     deliveries = [wrap_delivery(ref) for ref in refs]
     assert [d.tag for d in deliveries] == [sent.tag]
@@ -163,7 +229,7 @@ def test_dispatch_events_hands_delivery_events_to_the_shortcut_and_pops_them() -
     assert deliveries[0].remote_state == Delivery.ACCEPTED
     # Popped: a second pass finds nothing.
     again: list[object] = []
-    dispatch_events(pair.collector, again.append, again.append)
+    dispatch_events(collector_ref(pair.collector), again.append, again.append)
     assert again == []
 
 
@@ -173,7 +239,7 @@ def test_dispatch_events_drops_transport_events_and_passes_every_other() -> None
     pair = _Pair()
     pair.open_link_pair()
     events: list[Event] = []
-    dispatch_events(pair.collector, None, events.append)
+    dispatch_events(collector_ref(pair.collector), None, events.append)
     kinds = [e.type for e in events]
     assert Event.CONNECTION_REMOTE_OPEN in kinds and Event.LINK_REMOTE_OPEN in kinds
     assert Event.TRANSPORT not in kinds
@@ -184,14 +250,14 @@ def test_dispatch_events_drops_transport_events_and_passes_every_other() -> None
 def test_dispatch_events_without_a_shortcut_wraps_every_delivery_event() -> None:
     pair = _Pair()
     sender, receiver = pair.open_link_pair()
-    dispatch_events(pair.collector, None, lambda event: None)
+    dispatch_events(collector_ref(pair.collector), None, lambda event: None)
     _send_one(pair, sender)
     events: list[Event] = []
-    dispatch_events(pair.collector, None, events.append)
+    dispatch_events(collector_ref(pair.collector), None, events.append)
     assert Event.DELIVERY not in [e.type for e in events]  # the client saw no settlement yet
     receiver.current.update(Delivery.ACCEPTED)
     pair.pump()
-    dispatch_events(pair.collector, None, events.append)
+    dispatch_events(collector_ref(pair.collector), None, events.append)
     delivered = [e for e in events if e.type == Event.DELIVERY]
     assert len(delivered) == 1 and delivered[0].delivery is not None
     assert delivered[0].delivery.tag == "tag-1"
@@ -340,3 +406,47 @@ def test_settle_all_with_state_sends_the_encoded_state_of_every_handle() -> None
     assert [d.remote_state for d in sent] == [0x34, 0x34]
     assert [d.remote.data for d in sent] == [[b"txn-7", Described(ulong(0x24), [])]] * 2
     assert all(d.settled for d in sent)
+
+
+def test_start_transfer_sends_one_whole_transfer_and_outcome_of_reads_its_settlement() -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    link = link_ref(sender)
+    assert link_credit(link) == 10
+    ref = start_transfer(link, b"tag-9", b"the payload")
+    assert link_credit(link) == 9
+    pair.pump()
+    incoming = receiver.current
+    assert incoming is not None and incoming.tag == "tag-9"
+    assert read_transfer(delivery_ref(incoming), link_ref(receiver)) == b"the payload"
+    assert outcome_of(ref) is None  # no news from the peer yet
+    incoming.update(Delivery.ACCEPTED)
+    incoming.settle()
+    pair.pump()
+    assert outcome_of(ref) == Delivery.ACCEPTED
+    settle_ref(ref)
+    assert wrap_delivery(ref).settled
+
+
+def test_the_transport_functions_answer_as_the_transport_methods() -> None:
+    pair = _Pair()
+    pair.client.container = "container-1"
+    pair.client.open()
+    client, server = pair.client_transport, pair.server_transport
+    client_ref, server_ref = transport_ref(client), transport_ref(server)
+    pending = transport_pending(client, client_ref)
+    assert pending == client.pending() > 0
+    assert transport_capacity(server, server_ref) == server.capacity() > 0
+    data = client.peek(pending)
+    assert data is not None
+    transport_push(server, server_ref, data)
+    transport_pop(client_ref, len(data))
+    assert transport_pending(client, client_ref) == client.pending() == 0
+    assert server.connection.remote_container == "container-1"  # proton read the open
+    assert transport_tick(client_ref, 1000.0) == client.tick(1000.0)
+    assert not transport_closed(client_ref)
+    client.close_head()
+    client.close_tail()
+    assert transport_closed(client_ref) and client.closed
+    assert transport_pending(client, client_ref) == -1  # PN_EOS once the head is closed
+    assert transport_capacity(client, client_ref) == -1
