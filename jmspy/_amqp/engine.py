@@ -36,6 +36,7 @@ from .proton_internals import (
     dispatch_events,
     transport_capacity,
     transport_closed,
+    transport_peek,
     transport_pending,
     transport_pop,
     transport_push,
@@ -379,17 +380,27 @@ class Engine:
         while work and not self._stop_requested:
             work.popleft()()
 
-    def _run_timers(self, now: float) -> None:
-        while self._timers and self._timers[0][0] <= now:
-            _, _, work = heapq.heappop(self._timers)
+    def _run_timers(self, now: float) -> bool:
+        """Run the timers due by ``now``; whether any ran."""
+        timers = self._timers
+        if not timers or timers[0][0] > now:
+            return False
+        while timers and timers[0][0] <= now:
+            _, _, work = heapq.heappop(timers)
             work()
+        return True
 
     def _dispatch_events(self) -> None:
         # Delivery events take a shortcut past proton's Event wrapper (see dispatch_events).
         handler = self.handler
         on_delivery = getattr(handler, "on_delivery_fast", None)
-        dispatch_events(self._collector_ref, on_delivery, self._on_other_event)
-        self.flush_after_dispatch()
+        while True:
+            dispatch_events(self._collector_ref, on_delivery, self._on_other_event)
+            if not self._after_dispatch:
+                return
+            # Hand-overs may act on proton and raise events of their own: those are handled
+            # in this turn too, not left for the next wake-up.
+            self.flush_after_dispatch()
 
     def _on_other_event(self, event: Event) -> None:
         if self._after_dispatch:
@@ -441,8 +452,8 @@ class Engine:
         self._run_work()
         self._dispatch_events()
         now = time.monotonic()
-        self._run_timers(now)
-        self._dispatch_events()
+        if self._run_timers(now):
+            self._dispatch_events()  # what the timers raised
         self._write(sock)
         # pending()/capacity() make proton process input and may raise events (e.g. a
         # SASL failure); dispatch them before leaving so the reason reaches the provider.
@@ -529,7 +540,7 @@ class Engine:
         while True:
             pending = transport_pending(transport, ref)
             if pending > 0:
-                chunk = transport.peek(pending)
+                chunk = transport_peek(transport, ref, pending)
                 if chunk:
                     transport_pop(ref, len(chunk))
                     if self.amender.active:
@@ -674,7 +685,7 @@ class Engine:
     def _push_plain(self, capacity: int) -> None:
         if self._plain_in and capacity > 0:
             n = min(capacity, len(self._plain_in))
-            self.transport.push(bytes(self._plain_in[:n]))
+            transport_push(self.transport, self._transport_ref, bytes(self._plain_in[:n]))
             del self._plain_in[:n]
         if self._eof and not self._plain_in:
             self.transport.close_tail()

@@ -43,6 +43,7 @@ __all__ = [
     "start_transfer",
     "transport_capacity",
     "transport_closed",
+    "transport_peek",
     "transport_pending",
     "transport_pop",
     "transport_push",
@@ -83,7 +84,7 @@ _PRIMITIVES: dict[str, Any] = {
     "int64_t": ctypes.c_int64,
     "uint64_t": ctypes.c_uint64,
 }
-_WRITES_INTO = frozenset({"pn_link_recv"})
+_WRITES_INTO = frozenset({"pn_link_recv", "pn_transport_peek"})
 
 
 def _ctype(kind: str, cname: str, function: str) -> Any:
@@ -143,6 +144,7 @@ _transport_closed = _c_function("pn_transport_closed")
 _transport_tick = _c_function("pn_transport_tick")
 _transport_push = _c_function("pn_transport_push")
 _transport_pop = _c_function("pn_transport_pop")
+_transport_peek = _c_function("pn_transport_peek")
 
 _PN_EOS = -1
 
@@ -166,6 +168,11 @@ class DeliveryHandle:
     proton's ``Delivery`` wrapper costs two dispositions, a record lookup and an attribute
     dict per transfer; a consumer needs the wrapper only for the rare outcomes (released,
     rejected, modified, transactional), so it is built on demand by :meth:`wrap`.
+
+    Proton is not thread-safe, and the last Python reference to a handle often goes on the
+    thread that ran the listener: the engine thread drops the C reference itself
+    (:meth:`release`) once it has settled the delivery, so ``__del__`` has nothing left to do
+    there.
     """
 
     __slots__ = ("_ref",)
@@ -177,7 +184,16 @@ class DeliveryHandle:
     def __del__(self, _decref: Callable[[int], int] = _decref) -> None:
         # The function is bound at definition: at interpreter exit the module's globals may
         # already be gone when the last handles are collected.
-        _decref(self._ref)
+        ref = self._ref
+        if ref:
+            _decref(ref)
+
+    def release(self) -> None:
+        """Drop the reference (engine thread); the handle is not used after this."""
+        ref = self._ref
+        if ref:
+            self._ref = 0
+            _decref(ref)
 
     def wrap(self) -> Delivery:
         """proton's wrapper for this delivery."""
@@ -283,19 +299,28 @@ def accept_and_settle(delivery: Delivery | DeliveryHandle) -> None:
     """``delivery.update(Delivery.ACCEPTED); delivery.settle()`` without copying the (empty)
     local data, annotations and condition into proton first, as ``update`` does: the
     acknowledgement of every received message goes through here."""
-    ref = delivery._ref if isinstance(delivery, DeliveryHandle) else _address(delivery._impl)
+    if isinstance(delivery, DeliveryHandle):
+        _delivery_update(delivery._ref, PN_ACCEPTED)
+        _delivery_settle(delivery._ref)
+        delivery.release()
+        return
+    ref = _address(delivery._impl)
     _delivery_update(ref, PN_ACCEPTED)
     _delivery_settle(ref)
 
 
 def accept_and_settle_all(handles: list[DeliveryHandle]) -> None:
-    """:func:`accept_and_settle` for many received deliveries, in order, in one call."""
+    """:func:`accept_and_settle` for many received deliveries, in order, in one call; each
+    handle is released after (see :meth:`DeliveryHandle.release`)."""
     update = _delivery_update
     settle = _delivery_settle
+    decref = _decref
     for handle in handles:
         ref = handle._ref
         update(ref, PN_ACCEPTED)
         settle(ref)
+        handle._ref = 0
+        decref(ref)
 
 
 def settle_all_with_state(
@@ -304,7 +329,8 @@ def settle_all_with_state(
     """Settle received deliveries, in order, with the outcome ``state_type`` whose fields are
     the AMQP-encoded ``encoded`` (a transactional-state list, say): what
     ``delivery.local.data = fields; delivery.update(state_type); delivery.settle()`` does,
-    with the fields encoded once for all instead of built through proton.Data per delivery."""
+    with the fields encoded once for all instead of built through proton.Data per delivery.
+    Each handle is released after (see :meth:`DeliveryHandle.release`)."""
     fields = bytes(encoded)  # ctypes passes bytes as they are, nothing else
     size = len(fields)
     for handle in handles:
@@ -314,6 +340,7 @@ def settle_all_with_state(
         _data_decode(data, fields, size)
         _delivery_update(ref, state_type)
         _delivery_settle(ref)
+        handle.release()
 
 
 def dispatch_events(
@@ -382,6 +409,22 @@ def transport_push(transport: Transport, ref: TransportRef, data: bytes | bytear
     if pushed != len(data):
         transport._check(pushed)
         raise OverflowError(f"proton took {pushed} of {len(data)} bytes")
+
+
+def transport_peek(transport: Transport, ref: TransportRef, size: int) -> bytes | None:
+    """``transport.peek(size)``: the first ``size`` bytes of output (None at the end)."""
+    buffer = bytearray(size)
+    if size > 0:
+        start = ctypes.c_char.from_buffer(buffer)
+        got: int = _transport_peek(ref, ctypes.addressof(start), size)
+        del start  # releases the buffer
+    else:
+        got = _transport_peek(ref, None, 0)
+    if got == _PN_EOS:
+        return None
+    if got < 0:
+        transport._check(got)
+    return bytes(buffer)
 
 
 def transport_pop(ref: TransportRef, size: int) -> None:

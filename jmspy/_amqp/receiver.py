@@ -336,8 +336,13 @@ class AmqpReceiver(_LinkBase):
             discard(inbound)
             if inbound.epoch == epoch:
                 handles.append(inbound.delivery)
+            else:
+                inbound.delivery.release()  # nothing to settle (see _settle_now)
         if handles and self.failure is None:
             accept_and_settle_all(handles)
+        else:
+            for handle in handles:
+                handle.release()
 
     def _accept_all_in_txn(self, inbounds: Iterable[InboundDelivery], txn_id: bytes) -> None:
         """Queue acceptances within transaction ``txn_id``, as :meth:`_accept_all` does plain
@@ -359,7 +364,9 @@ class AmqpReceiver(_LinkBase):
             inbound.settled = True
             discard(inbound)
             if failed or inbound.epoch != epoch:
-                continue  # nothing to settle: the broker puts the message back (see _settle_now)
+                # Nothing to settle: the broker puts the message back (see _settle_now).
+                inbound.delivery.release()
+                continue
             if txn_id != current and handles:
                 assert current is not None
                 settle_all_with_state(
@@ -600,6 +607,7 @@ def _settle_now(
     if receiver.failure is not None or inbound.epoch != receiver.connection.epoch:
         # Failed link, or a delivery of a transport failover has replaced: nothing to settle
         # (the broker puts the message back and redelivers it).
+        handle.release()
         return
     if outcome == "modified" and not inbound.receiver.modified_outcome:
         # The broker does not know the modified outcome: the nearest it understands.
@@ -621,6 +629,7 @@ def _settle_now(
         delivery.local.undeliverable = undeliverable
         delivery.update(Delivery.MODIFIED)
     delivery.settle()
+    handle.release()
 
 
 class _EngineBatch(Generic[T]):

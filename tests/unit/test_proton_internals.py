@@ -32,6 +32,7 @@ from jmspy._amqp.proton_internals import (
     start_transfer,
     transport_capacity,
     transport_closed,
+    transport_peek,
     transport_pending,
     transport_pop,
     transport_push,
@@ -76,6 +77,7 @@ C_FUNCTIONS = (
     "pn_link_send",
     "pn_transport_capacity",
     "pn_transport_closed",
+    "pn_transport_peek",
     "pn_transport_pending",
     "pn_transport_pop",
     "pn_transport_push",
@@ -437,8 +439,8 @@ def test_the_transport_functions_answer_as_the_transport_methods() -> None:
     pending = transport_pending(client, client_ref)
     assert pending == client.pending() > 0
     assert transport_capacity(server, server_ref) == server.capacity() > 0
-    data = client.peek(pending)
-    assert data is not None
+    data = transport_peek(client, client_ref, pending)
+    assert data == client.peek(pending) and data is not None
     transport_push(server, server_ref, data)
     transport_pop(client_ref, len(data))
     assert transport_pending(client, client_ref) == client.pending() == 0
@@ -450,3 +452,36 @@ def test_the_transport_functions_answer_as_the_transport_methods() -> None:
     assert transport_closed(client_ref) and client.closed
     assert transport_pending(client, client_ref) == -1  # PN_EOS once the head is closed
     assert transport_capacity(client, client_ref) == -1
+    assert transport_peek(client, client_ref, 0) is None
+
+
+def test_settling_releases_each_handle_on_the_calling_thread() -> None:
+    """The engine drops its C reference where it settles (proton is not thread-safe, and the
+    last Python reference may go on a listener's thread): a settled handle holds nothing,
+    and releasing again or collecting it does not touch proton."""
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    sent: list[Delivery] = []
+    for tag in (b"a", b"b", b"c"):
+        sent.append(sender.delivery(tag))
+        sender.send(b"payload")
+        sender.advance()
+    pair.pump()
+    handles: list[DeliveryHandle] = []
+    while receiver.current is not None:
+        handles.append(DeliveryHandle(delivery_ref(receiver.current)))
+        receiver.advance()
+    accept_and_settle_all(handles[:1])
+    accept_and_settle(handles[1])
+    fields = Data()
+    fields.put_object([b"txn-7", Described(ulong(0x24), [])])
+    settle_all_with_state(handles[2:], 0x34, fields.encode())
+    assert [h._ref for h in handles] == [0, 0, 0]
+    for handle in handles:
+        handle.release()  # a no-op now
+    del handles
+    pair.pump()
+    # Settled as asked all the same.
+    assert [d.remote_state for d in sent] == [Delivery.ACCEPTED, Delivery.ACCEPTED, 0x34]
+    assert all(d.settled for d in sent)
+    assert receiver.unsettled == 0
