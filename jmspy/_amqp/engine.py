@@ -540,11 +540,11 @@ class Engine:
         while True:
             pending = transport_pending(transport, ref)
             if pending > 0:
-                chunk = transport_peek(transport, ref, pending)
+                chunk: bytes | bytearray | None = transport_peek(transport, ref, pending)
                 if chunk:
                     transport_pop(ref, len(chunk))
-                    if self.amender.active:
-                        chunk = self.amender.amend(chunk)
+                    if self.amender.active:  # only while links attach
+                        chunk = self.amender.amend(bytes(chunk))
                     if self._tls is not None:
                         self._tls.write(chunk)
                         chunk = self._tls.outgoing()

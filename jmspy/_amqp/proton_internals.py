@@ -314,13 +314,11 @@ def accept_and_settle_all(handles: list[DeliveryHandle]) -> None:
     handle is released after (see :meth:`DeliveryHandle.release`)."""
     update = _delivery_update
     settle = _delivery_settle
-    decref = _decref
     for handle in handles:
         ref = handle._ref
         update(ref, PN_ACCEPTED)
         settle(ref)
-        handle._ref = 0
-        decref(ref)
+        handle.release()
 
 
 def settle_all_with_state(
@@ -411,8 +409,9 @@ def transport_push(transport: Transport, ref: TransportRef, data: bytes | bytear
         raise OverflowError(f"proton took {pushed} of {len(data)} bytes")
 
 
-def transport_peek(transport: Transport, ref: TransportRef, size: int) -> bytes | None:
-    """``transport.peek(size)``: the first ``size`` bytes of output (None at the end)."""
+def transport_peek(transport: Transport, ref: TransportRef, size: int) -> bytearray | None:
+    """``transport.peek(size)``: the first ``size`` bytes of output (None at the end), in the
+    buffer proton wrote them to (no second copy)."""
     buffer = bytearray(size)
     if size > 0:
         start = ctypes.c_char.from_buffer(buffer)
@@ -424,7 +423,7 @@ def transport_peek(transport: Transport, ref: TransportRef, size: int) -> bytes 
         return None
     if got < 0:
         transport._check(got)
-    return bytes(buffer)
+    return buffer
 
 
 def transport_pop(ref: TransportRef, size: int) -> None:
