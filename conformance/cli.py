@@ -204,7 +204,7 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace, formats: li
         if not args.label:
             target.label = _describe(target)
         target.label = _unique(target.label, labels)
-        run = run_target(target, entries, progress)
+        run = run_target(target, entries, progress, watchdog=True)
         if run.error is not None:
             print(f"{target.label}: {run.error}", file=sys.stderr)
             unavailable.append(run.error)
@@ -219,7 +219,7 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace, formats: li
                 )
                 continue
             provided.label = _unique(provided.label, labels)
-            run = run_target(provided, entries, progress)
+            run = run_target(provided, entries, progress, watchdog=True)
             if run.error is not None:
                 print(f"{provided.label}: {run.error}", file=sys.stderr)
                 unavailable.append(run.error)

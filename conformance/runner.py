@@ -10,6 +10,7 @@ the reason, or *failed* when the fallback does not hold.
 from __future__ import annotations
 
 import datetime
+import faulthandler
 import sys
 import threading
 import time
@@ -39,6 +40,10 @@ __all__ = ["CHECK_TIME_LIMIT_S", "Progress", "new_report", "run_entry", "run_tar
 
 #: A check still running after this long is recorded as failed and abandoned.
 CHECK_TIME_LIMIT_S = 30.0
+
+#: With the watchdog armed (the command line arms it), how long past a check's limit the
+#: process may go without the runner taking control back before it is ended.
+WATCHDOG_GRACE_S = 60.0
 
 
 class Progress(Protocol):
@@ -118,9 +123,17 @@ class LineProgress:
         self.stream.flush()
 
 
-def _call(function: CheckFunction, ctx: CheckContext, limit: float) -> tuple[str, object]:
+def _call(
+    function: CheckFunction, ctx: CheckContext, limit: float, watchdog: bool = False
+) -> tuple[str, object]:
     """Run ``function(ctx)`` in a worker thread: ("ok", verdict) | ("fail", CheckFailure) |
-    ("error", (exc, tb)) | ("timeout", None)."""
+    ("error", (exc, tb)) | ("timeout", None).
+
+    ``watchdog``: the join below cannot time out when the interpreter itself is frozen (a C
+    call that never returns while holding the GIL, a deadlock inside CPython); faulthandler's
+    own thread, which needs no GIL, then prints every thread's stack and ends the process
+    (exit status 1) ``WATCHDOG_GRACE_S`` after the limit, so a run never hangs.
+    """
     box: list[tuple[str, object]] = []
 
     def work() -> None:
@@ -134,8 +147,14 @@ def _call(function: CheckFunction, ctx: CheckContext, limit: float) -> tuple[str
             ctx.close()
 
     worker = threading.Thread(target=work, name=f"check-{ctx.check_id}", daemon=True)
-    worker.start()
-    worker.join(limit)
+    if watchdog:
+        faulthandler.dump_traceback_later(limit + WATCHDOG_GRACE_S, exit=True)
+    try:
+        worker.start()
+        worker.join(limit)
+    finally:
+        if watchdog:
+            faulthandler.cancel_dump_traceback_later()
     if worker.is_alive():
         return ("timeout", None)
     return box[0]
@@ -200,8 +219,10 @@ def run_entry(
     capabilities: CapabilityReport,
     adapter: str | None = None,
     limit: float = CHECK_TIME_LIMIT_S,
+    watchdog: bool = False,
 ) -> Result:
-    """Run one catalogue entry against a target whose capabilities are known."""
+    """Run one catalogue entry against a target whose capabilities are known (``watchdog``:
+    see :func:`_call`)."""
     spec = REGISTRY[entry.id]
     if spec.time_limit is not None:
         # A check that crashes and restarts the broker needs more than the usual limit.
@@ -211,7 +232,7 @@ def run_entry(
     missing = [c for c in entry.capabilities if not capabilities.has(c)]
     ctx = CheckContext(target, capabilities, entry.id, profile)
     if not missing:
-        status, value = _call(spec.run, ctx, limit)
+        status, value = _call(spec.run, ctx, limit, watchdog)
         result = _result(entry, status, value, ctx, limit)
     else:
         reasons = "; ".join(f"{c} ({capabilities.missing.get(c, 'not probed')})" for c in missing)
@@ -231,7 +252,7 @@ def run_entry(
                 missing=missing,
             )
         else:
-            status, value = _call(fallback, ctx, limit)
+            status, value = _call(fallback, ctx, limit, watchdog)
             result = _result(entry, status, value, ctx, limit)
             if result.outcome is Outcome.PASSED or result.outcome is Outcome.NOT_APPLICABLE:
                 result = result.model_copy(
@@ -259,8 +280,11 @@ def run_target(
     entries: Sequence[CatalogueEntry],
     progress: Progress | None = None,
     limit: float = CHECK_TIME_LIMIT_S,
+    watchdog: bool = False,
 ) -> BrokerRun:
-    """Probe one broker and run ``entries`` against it, in order."""
+    """Probe one broker and run ``entries`` against it, in order (``watchdog``: end the process
+    when the interpreter freezes, see :func:`_call`; for a command line, not inside a test run
+    that has its own)."""
     progress = progress or NoProgress()
     started = time.monotonic()
     run = BrokerRun(
@@ -287,7 +311,7 @@ def run_target(
         run.version = str(facts.get("version", ""))
     for index, entry in enumerate(entries, 1):
         progress.step(target.label, index, len(entries), entry)
-        result = run_entry(entry, target, capabilities, run.adapter, limit)
+        result = run_entry(entry, target, capabilities, run.adapter, limit, watchdog)
         run.results.append(result)
         progress.result(target.label, index, len(entries), result)
     run.duration_s = round(time.monotonic() - started, 3)

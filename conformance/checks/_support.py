@@ -3,6 +3,7 @@ session on a fresh queue."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 import time
@@ -147,13 +148,27 @@ def wait_buffered(consumer: Any, count: int, timeout: float = 5.0) -> bool:
     return True
 
 
+def _current_frames() -> dict[int, Any]:
+    """``sys._current_frames()`` with the cyclic collector paused: on CPython 3.11 a collection
+    that starts inside it (it allocates while holding the interpreter's thread list lock) and
+    frees a ``threading.local`` takes that lock again and deadlocks the whole process
+    (python/cpython#106883; 3.12 pauses the collector itself)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def wait_blocked_in_receive(thread: threading.Thread, timeout: float = 10.0) -> bool:
     """Wait (a deadline poll) until ``thread`` is blocked inside a consumer's receive: its
     stack holds a jmspy consumer frame with a ``threading`` wait on top. This is the state a
     check about "a blocked receive" needs, observed rather than guessed with a sleep."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        frame = sys._current_frames().get(thread.ident or -1)
+        frame = _current_frames().get(thread.ident or -1)
         names: list[tuple[str, str]] = []
         while frame is not None:
             names.append((frame.f_code.co_filename, frame.f_code.co_name))

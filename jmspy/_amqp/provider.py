@@ -147,8 +147,12 @@ class AmqpConnection:
         self._proton: Connection = cast(Connection, None)
         self.engine: Engine = cast(Engine, None)
         self.reconnector: Any = None
-        # The deadline of the close in progress on each thread (see close_scope).
-        self._close_local = threading.local()
+        # The deadline of the close in progress on each thread, by thread id (see close_scope).
+        # Not a threading.local: on CPython 3.11 collecting one takes the interpreter's thread
+        # list lock, and a collection that starts inside sys._current_frames() (which holds
+        # that lock) then deadlocks the whole process (python/cpython#106883, not fixed in
+        # 3.11); a provider is collected whenever a connection goes, so jmspy must not own one.
+        self._close_deadlines: dict[int, float] = {}
         if failover is not None:
             from .failover import Reconnector
 
@@ -334,19 +338,19 @@ class AmqpConnection:
         """One jms.closeTimeout for a whole close: a connection, session, consumer or
         producer close and every step inside it (links, settlements, the connection's own
         close) share the deadline set by the outermost scope on this thread."""
-        local = self._close_local
-        outer = getattr(local, "deadline", None)
-        if outer is None:
-            local.deadline = time.monotonic() + self.timeout_s("close_timeout")
+        thread = threading.get_ident()
+        outer = thread in self._close_deadlines
+        if not outer:
+            self._close_deadlines[thread] = time.monotonic() + self.timeout_s("close_timeout")
         try:
             yield
         finally:
-            if outer is None:
-                local.deadline = None
+            if not outer:
+                self._close_deadlines.pop(thread, None)
 
     def close_remaining_s(self) -> float:
         """What is left of the current close's deadline (a full close timeout outside one)."""
-        deadline: float | None = getattr(self._close_local, "deadline", None)
+        deadline = self._close_deadlines.get(threading.get_ident())
         if deadline is None:
             return self.timeout_s("close_timeout")
         return max(0.0, deadline - time.monotonic())
