@@ -32,6 +32,7 @@ from ..errors import JMSException
 from .attach_amender import AttachAmender
 from .completion import Completion
 from .proton_internals import (
+    OrphanedRefs,
     collector_ref,
     dispatch_events,
     transport_capacity,
@@ -116,6 +117,8 @@ class Engine:
         # as long as the engine).
         self._collector_ref = collector_ref(self._collector)
         self._transport_ref = transport_ref(transport)
+        # References of received deliveries let go on other threads, dropped here each turn.
+        self.orphans = OrphanedRefs()
         self._work: collections.deque[Callable[[], None]] = collections.deque()
         # Run once after the current pass over proton's events (engine thread only): lets a
         # consumer link hand over all the transfers of one read at once.
@@ -304,6 +307,7 @@ class Engine:
             log.error("engine thread for %s:%s failed", self.host, self.port, exc_info=error)
         try:
             self._stopped.set()
+            self.orphans.release(engine_done=True)
             self._close_socket()
             self.failure = error or EngineStopped("connection closed")
             # Work queued after the last drain still holds completions; run it so that
@@ -449,6 +453,8 @@ class Engine:
         ref = self._transport_ref
         sock = self._sock
         assert sock is not None
+        if self.orphans:
+            self.orphans.release()
         self._run_work()
         self._dispatch_events()
         now = time.monotonic()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,7 @@ __all__ = [
     "DeliveryHandle",
     "DeliveryRef",
     "LinkRef",
+    "OrphanedRefs",
     "TransportRef",
     "collector_ref",
     "accept_and_settle",
@@ -162,6 +164,46 @@ def _address(impl: Any) -> int:
     return int(ffi.cast("uintptr_t", impl))
 
 
+class OrphanedRefs:
+    """Delivery references whose :class:`DeliveryHandle` went while still holding one, for the
+    engine of their connection to drop.
+
+    Proton is not thread-safe, and a handle's last Python reference can go on any thread (an
+    application thread, a garbage collection). While the engine runs, the reference is queued
+    here and the engine drops it on its next turn (:meth:`release`); once the engine has
+    finished (:meth:`release` with ``engine_done``), nothing touches that connection's proton
+    objects any more and a late one is dropped at once.
+    """
+
+    __slots__ = ("_refs", "_lock", "_engine_done")
+
+    def __init__(self) -> None:
+        self._refs: list[DeliveryRef] = []
+        # Re-entrant: a collection inside release() may run a handle's __del__ on this thread.
+        self._lock = threading.RLock()
+        self._engine_done = False
+
+    def __bool__(self) -> bool:
+        return bool(self._refs)
+
+    def adopt(self, ref: DeliveryRef) -> None:
+        """Take a reference from a handle that is going (any thread)."""
+        with self._lock:
+            if not self._engine_done:
+                self._refs.append(ref)
+                return
+        _decref(ref)
+
+    def release(self, engine_done: bool = False) -> None:
+        """Drop the queued references (the engine's thread; ``engine_done``: its last call)."""
+        with self._lock:
+            refs, self._refs = self._refs, []
+            if engine_done:
+                self._engine_done = True
+        for ref in refs:
+            _decref(ref)
+
+
 class DeliveryHandle:
     """A received delivery, held by its address (one reference, as a proton wrapper holds).
 
@@ -171,22 +213,27 @@ class DeliveryHandle:
 
     Proton is not thread-safe, and the last Python reference to a handle often goes on the
     thread that ran the listener: the engine thread drops the C reference itself
-    (:meth:`release`) once it has settled the delivery, so ``__del__`` has nothing left to do
-    there.
+    (:meth:`release`) once it has settled the delivery. A handle that goes still holding its
+    reference (a message dropped unsettled) hands it to its engine's :class:`OrphanedRefs`.
     """
 
-    __slots__ = ("_ref",)
+    __slots__ = ("_ref", "_orphans")
 
-    def __init__(self, ref: DeliveryRef) -> None:
+    def __init__(self, ref: DeliveryRef, orphans: OrphanedRefs | None = None) -> None:
         _incref(ref)
         self._ref = ref
+        self._orphans = orphans
 
     def __del__(self, _decref: Callable[[int], int] = _decref) -> None:
         # The function is bound at definition: at interpreter exit the module's globals may
         # already be gone when the last handles are collected.
         ref = self._ref
         if ref:
-            _decref(ref)
+            orphans = self._orphans
+            if orphans is not None:
+                orphans.adopt(ref)
+            else:
+                _decref(ref)
 
     def release(self) -> None:
         """Drop the reference (engine thread); the handle is not used after this."""

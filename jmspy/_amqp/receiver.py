@@ -232,7 +232,12 @@ class AmqpReceiver(_LinkBase):
             self._return_credit_now(1)
             return
         inbound = InboundDelivery(
-            DeliveryHandle(ref), message, self, False, time.monotonic(), self.connection.epoch
+            DeliveryHandle(ref, self.connection.engine.orphans),
+            message,
+            self,
+            False,
+            time.monotonic(),
+            self.connection.epoch,
         )
         self.open_deliveries.add(inbound)
         arrived = self._arrived

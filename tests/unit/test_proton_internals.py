@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import threading
+from typing import Any
 
 from proton import Collector, Connection, Data, Delivery, Described, Event, Link, Transport, ulong
 
 from jmspy._amqp import proton_internals
 from jmspy._amqp.proton_internals import (
     DeliveryHandle,
+    OrphanedRefs,
     accept_and_settle,
     accept_and_settle_all,
     collector_ref,
@@ -357,6 +360,81 @@ def test_a_delivery_handle_keeps_the_delivery_and_settles_it_accepted() -> None:
     pair.pump()
     assert sent.remote_state == Delivery.ACCEPTED
     assert sent.settled
+
+
+def _dropped_on_another_thread(handle: DeliveryHandle) -> None:
+    """Let the last reference to ``handle`` go on a thread of its own, as an application
+    thread drops a message."""
+    box = [handle]
+    del handle
+    thread = threading.Thread(target=box.clear)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def _counting_decref(monkeypatch: Any) -> list[int]:
+    released: list[int] = []
+    real = proton_internals._decref
+
+    def counting(ref: int) -> int:
+        released.append(ref)
+        result: int = real(ref)
+        return result
+
+    monkeypatch.setattr(proton_internals, "_decref", counting)
+    return released
+
+
+def test_a_handle_dropped_unsettled_leaves_its_reference_to_the_engine(monkeypatch: Any) -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    sent = _send_one(pair, sender)
+    incoming = receiver.current
+    assert incoming is not None
+    ref = delivery_ref(incoming)
+    orphans = OrphanedRefs()
+    released = _counting_decref(monkeypatch)
+
+    _dropped_on_another_thread(DeliveryHandle(ref, orphans))
+
+    assert orphans and released == []  # queued, not dropped on that thread
+    orphans.release()  # the engine's next turn
+    assert released == [ref] and not orphans
+    accept_and_settle(incoming)  # proton's wrapper still held it: the delivery is intact
+    pair.pump()
+    assert sent.remote_state == Delivery.ACCEPTED
+
+
+def test_once_the_engine_is_done_a_dropped_handle_lets_go_at_once(monkeypatch: Any) -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    _send_one(pair, sender)
+    incoming = receiver.current
+    assert incoming is not None
+    ref = delivery_ref(incoming)
+    orphans = OrphanedRefs()
+    orphans.release(engine_done=True)
+    released = _counting_decref(monkeypatch)
+
+    _dropped_on_another_thread(DeliveryHandle(ref, orphans))
+
+    assert released == [ref] and not orphans
+
+
+def test_a_released_handle_leaves_nothing_behind(monkeypatch: Any) -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    _send_one(pair, sender)
+    incoming = receiver.current
+    assert incoming is not None
+    orphans = OrphanedRefs()
+    handles = [DeliveryHandle(delivery_ref(incoming), orphans)]
+    accept_and_settle(handles[0])  # the engine settles and releases it
+
+    _dropped_on_another_thread(handles.pop())
+
+    assert not orphans
 
 
 def test_accept_and_settle_all_accepts_every_handle() -> None:
