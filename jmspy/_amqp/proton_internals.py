@@ -186,8 +186,9 @@ class OrphanedRefs:
     def __bool__(self) -> bool:
         return bool(self._refs)
 
-    def adopt(self, ref: DeliveryRef) -> None:
-        """Take a reference from a handle that is going (any thread)."""
+    def adopt(self, ref: DeliveryRef, _decref: Callable[[int], int] = _decref) -> None:
+        """Take a reference from a handle that is going (any thread; bound as in
+        :meth:`DeliveryHandle.__del__`, for handles collected at interpreter exit)."""
         with self._lock:
             if not self._engine_done:
                 self._refs.append(ref)
