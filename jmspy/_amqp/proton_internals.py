@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +38,8 @@ __all__ = [
     "delivery_link_ref",
     "delivery_ref",
     "dispatch_events",
+    "free_link",
+    "keep_until_gone",
     "link_credit",
     "link_ref",
     "outcome_of",
@@ -165,20 +168,21 @@ def _address(impl: Any) -> int:
 
 
 class OrphanedRefs:
-    """Delivery references whose :class:`DeliveryHandle` went while still holding one, for the
-    engine of their connection to drop.
+    """References to proton objects whose Python holder went on another thread, for the engine
+    of their connection to drop.
 
-    Proton is not thread-safe, and a handle's last Python reference can go on any thread (an
-    application thread, a garbage collection). While the engine runs, the reference is queued
-    here and the engine drops it on its next turn (:meth:`release`); once the engine has
-    finished (:meth:`release` with ``engine_done``), nothing touches that connection's proton
-    objects any more and a late one is dropped at once.
+    Proton is not thread-safe, and the last Python reference to a holder can go on any thread
+    (an application thread, a garbage collection): a :class:`DeliveryHandle` dropped unsettled,
+    or the wrapper of a link jmspy freed (see :func:`free_link`). While the engine runs, the
+    reference is queued here and the engine drops it on its next turn (:meth:`release`); once
+    the engine has finished (:meth:`release` with ``engine_done``), nothing touches that
+    connection's proton objects any more and a late one is dropped at once.
     """
 
     __slots__ = ("_refs", "_lock", "_engine_done")
 
     def __init__(self) -> None:
-        self._refs: list[DeliveryRef] = []
+        self._refs: list[int] = []
         # Re-entrant: a collection inside release() may run a handle's __del__ on this thread.
         self._lock = threading.RLock()
         self._engine_done = False
@@ -186,14 +190,21 @@ class OrphanedRefs:
     def __bool__(self) -> bool:
         return bool(self._refs)
 
-    def adopt(self, ref: DeliveryRef, _decref: Callable[[int], int] = _decref) -> None:
-        """Take a reference from a handle that is going (any thread; bound as in
-        :meth:`DeliveryHandle.__del__`, for handles collected at interpreter exit)."""
+    def adopt(self, ref: int, _decref: Callable[[int], int] = _decref) -> None:
+        """Take a reference from a holder that is going (any thread; bound as in
+        :meth:`DeliveryHandle.__del__`, for holders collected at interpreter exit)."""
         with self._lock:
             if not self._engine_done:
                 self._refs.append(ref)
                 return
         _decref(ref)
+
+    def watch(self, wrapper: Any, ref: int) -> None:
+        """Adopt ``ref`` (a reference the caller took) once ``wrapper`` is gone, on the thread
+        it goes on; weakref.finalize keeps the watch itself alive for as long as that takes,
+        past this object and its engine if need be (not at interpreter exit: proton is not
+        called then)."""
+        weakref.finalize(wrapper, self.adopt, ref).atexit = False
 
     def release(self, engine_done: bool = False) -> None:
         """Drop the queued references (the engine's thread; ``engine_done``: its last call)."""
@@ -203,6 +214,29 @@ class OrphanedRefs:
                 self._engine_done = True
         for ref in refs:
             _decref(ref)
+
+
+def free_link(link: Link, orphans: OrphanedRefs) -> None:
+    """``link.free()`` for a link closed at both ends, on its engine's thread.
+
+    Proton keeps a link it was never asked to free, with whatever jmspy hung on it, as long as
+    its session: a session that opens and closes consumers for months would keep every one.
+    Once freed, the link goes when its last reference does, and that must happen on the
+    engine's thread (proton is not thread-safe) while jmspy's wrapper of it may go on any
+    thread: the engine takes a reference of its own and drops it through ``orphans`` once the
+    wrapper is gone.
+    """
+    keep_until_gone(link, orphans)
+    link.free()
+
+
+def keep_until_gone(wrapper: Any, orphans: OrphanedRefs) -> None:
+    """Engine thread: hold a reference to the proton object behind ``wrapper`` (a link or a
+    session about to be freed) until ``wrapper`` is gone, then drop it on the engine's thread
+    through ``orphans``, so proton finalizes the object there (see :func:`free_link`)."""
+    ref = _address(wrapper._impl)
+    _incref(ref)
+    orphans.watch(wrapper, ref)
 
 
 class DeliveryHandle:

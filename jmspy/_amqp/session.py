@@ -8,6 +8,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from proton import Endpoint
+
 from ..errors import (
     InvalidDestinationException,
     InvalidSelectorException,
@@ -15,6 +17,7 @@ from ..errors import (
 )
 from .completion import Completion
 from .links import _attach_size_estimate, _chain, _LinkBase, _shortened
+from .proton_internals import keep_until_gone
 from .receiver import AmqpReceiver
 from .sender import AmqpSender
 from .terms import (
@@ -42,12 +45,17 @@ class AmqpSession:
         self._proton: Any = None
         self._begin: Completion[None] | None = None
         self._links: set[_LinkBase] = set()
+        # Links of the current proton session that proton has not been asked to free (see
+        # _LinkBase._unregister); freeing the session frees them.
+        self._unfreed_links: set[_LinkBase] = set()
         self._coordinator: AmqpCoordinator | None = None
         self.closed = False
+        self._released = False  # the current proton session freed (see _release_if_ended)
 
     def _do_begin(self, completion: Completion[None]) -> None:
         session = self.connection._proton.session()
         self._proton = session
+        self._released = False
         session.jmspy_ctx = self
         self.connection._sessions.add(self)
         self._begin = completion
@@ -60,6 +68,29 @@ class AmqpSession:
     def _on_remote_close(self) -> None:
         error = error_for_condition(self._proton.remote_condition, JMSException, "session ended")
         self._on_connection_failed(error)
+        self._release_if_ended()
+
+    def _release_if_ended(self) -> None:
+        """Engine thread: once the session has ended at both ends, free it. Proton keeps a
+        session it was never asked to free (and what jmspy hung on it) as long as the
+        connection, so a connection that opens and closes sessions for months would keep every
+        one. The links proton still holds go with it, each on this thread (see free_link)."""
+        session = self._proton
+        ended = Endpoint.LOCAL_CLOSED | Endpoint.REMOTE_CLOSED
+        if self._released or session is None or session.state & ended != ended:
+            return
+        self._released = True
+        session.jmspy_ctx = None
+        orphans = self.connection.engine.orphans
+        for link in self._unfreed_links:
+            link._freed = True
+            if getattr(link.link, "jmspy_ctx", None) is link:
+                link.link.jmspy_ctx = None
+            keep_until_gone(link.link, orphans)
+        self._unfreed_links.clear()
+        self.connection.forget_link_contexts()
+        keep_until_gone(session, orphans)
+        session.free()
 
     def _on_connection_failed(self, error: JMSException) -> None:
         if self._begin is not None:
@@ -103,11 +134,13 @@ class AmqpSession:
         old = self._proton
         if old is not None:
             old.jmspy_ctx = None  # the old transport's objects must not keep the handle alive
+        self._unfreed_links.clear()  # the old transport's, released with its connection
         begun: Completion[None] = Completion()
         _chain(self._begin, begun)
         self._begin = begun
         session = self.connection._proton.session()
         self._proton = session
+        self._released = False
         session.jmspy_ctx = self
         session.open()
         pending.append((None, begun))
@@ -164,7 +197,9 @@ class AmqpSession:
 
         def do_close() -> None:
             self.connection._sessions.discard(self)
-            self._proton.close()
+            session = self._proton
+            session.close()
+            self._release_if_ended()  # the peer ended it first
 
         try:
             self.connection.submit(do_close)
