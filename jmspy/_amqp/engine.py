@@ -31,6 +31,8 @@ from .._deferred_wakeups import WakeupDeferral
 from ..errors import JMSException
 from .attach_amender import AttachAmender
 from .completion import Completion
+from .engine_errors import EngineStopped, IdleTimeoutExpired
+from .preamble import READ_CHUNK, ConnectPreamble
 from .proton_internals import (
     OrphanedRefs,
     collector_ref,
@@ -53,16 +55,6 @@ frame_log = logging.getLogger("jmspy.frames")
 
 T = TypeVar("T")
 
-_READ_CHUNK = 256 * 1024
-
-
-class EngineStopped(Exception):
-    """Raised to waiters when the engine thread is no longer running."""
-
-
-class IdleTimeoutExpired(TimeoutError):
-    """Nothing arrived from the peer for the local idle timeout: the peer is presumed dead."""
-
 
 class SharedLoop(Protocol):
     """The loop thread(s) serving many engines (see event_loop.SharedEventLoop)."""
@@ -82,7 +74,7 @@ class EngineHandler(Protocol):
     def on_engine_failed(self, error: BaseException) -> None: ...
 
 
-class Engine:
+class Engine(ConnectPreamble):
     """Runs proton over one TCP connection on its own thread."""
 
     def __init__(
@@ -525,7 +517,7 @@ class Engine:
             return
         transport = self.transport
         try:
-            data = sock.recv(min(capacity, _READ_CHUNK))
+            data = sock.recv(min(capacity, READ_CHUNK))
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
@@ -572,104 +564,11 @@ class Engine:
 
     # ---- TLS and SASL (the byte path between the socket and proton) ----------------------
 
-    def _preamble(self, sock: socket.socket, deadline: float) -> None:
-        """TLS handshake, then the SASL exchange, before proton sees any byte."""
-        tls = self._tls
-        if tls is not None:
-            while not tls.do_handshake():
-                self._send_blocking(sock, tls.outgoing(), deadline, "the TLS handshake")
-                data = self._recv_blocking(sock, deadline, "the TLS handshake")
-                if not data:
-                    raise JMSException(
-                        f"{tls.where} closed the connection during the TLS handshake "
-                        "(is it a TLS port?)"
-                    )
-                tls.feed(data)
-            self._send_blocking(sock, tls.outgoing(), deadline, "the TLS handshake")
-        sasl = self._sasl
-        if sasl is None:
-            return
-        self._send_plain(sock, sasl.start(), deadline)
-        while not sasl.done:
-            data = self._recv_plain(sock, deadline)
-            out = sasl.feed(data)
-            if out:
-                self._send_plain(sock, out, deadline)
-        self._plain_in += sasl.leftover
-
-    def _send_plain(self, sock: socket.socket, data: bytes, deadline: float) -> None:
-        if self._tls is not None:
-            self._tls.write(data)
-            data = self._tls.outgoing()
-        self._send_blocking(sock, data, deadline, "SASL authentication")
-
-    def _recv_plain(self, sock: socket.socket, deadline: float) -> bytes:
-        while True:
-            data = self._recv_blocking(sock, deadline, "SASL authentication")
-            if not data:
-                hint = "" if self._tls is not None else " (a TLS port? then use amqps://)"
-                raise JMSException(
-                    f"{self.host}:{self.port} closed the connection during SASL "
-                    f"authentication{hint}"
-                )
-            if self._tls is None:
-                return data
-            self._tls.feed(data)
-            # TLS 1.3: a refused client certificate shows up here, as an alert on read.
-            plain = self._tls.read()
-            if plain:
-                return plain
-            if self._tls.closed_by_peer:
-                raise JMSException(
-                    f"{self.host}:{self.port} closed the TLS session during SASL authentication"
-                )
-
-    def _wait(self, sock: socket.socket, deadline: float, what: str, write: bool) -> None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or self._stop_requested:
-            if self._stop_requested:
-                raise EngineStopped("connection closed")
-            hint = ""
-            if self._tls is None and self._sasl is not None and not self._sasl.offered:
-                hint = "; no answer to the AMQP header: if it is a TLS port, use amqps://"
-            raise JMSException(
-                f"{what} with {self.host}:{self.port} did not complete within "
-                f"{self._connect_timeout_s * 1000:.0f} ms (jms.connectTimeout){hint}"
-            )
-        # The wake-up socket is watched so stop() ends the wait; its bytes are drained here, or
-        # the byte written for the queued open would make every select return at once (a
-        # busy loop). The queued work itself runs when the main loop starts.
-        readers = [self._wake_r] if write else [self._wake_r, sock]
-        readable, _, _ = select.select(readers, [sock] if write else [], [], remaining)
-        if self._wake_r in readable:
-            try:
-                while self._wake_r.recv(4096):
-                    pass
-            except (BlockingIOError, InterruptedError):
-                pass
-
-    def _send_blocking(self, sock: socket.socket, data: bytes, deadline: float, what: str) -> None:
-        view = memoryview(data)
-        while view:
-            try:
-                sent = sock.send(view)
-            except (BlockingIOError, InterruptedError):
-                self._wait(sock, deadline, what, write=True)
-                continue
-            view = view[sent:]
-
-    def _recv_blocking(self, sock: socket.socket, deadline: float, what: str) -> bytes:
-        while True:
-            try:
-                return sock.recv(_READ_CHUNK)
-            except (BlockingIOError, InterruptedError):
-                self._wait(sock, deadline, what, write=False)
-
     def _read_tls(self, sock: socket.socket, capacity: int) -> None:
         tls = self._tls
         assert tls is not None
         try:
-            data = sock.recv(_READ_CHUNK)
+            data = sock.recv(READ_CHUNK)
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:

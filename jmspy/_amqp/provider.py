@@ -39,7 +39,8 @@ from ..errors import (
 from ..options import ConnectionOptions, Endpoint
 from . import sasl
 from .completion import Completion
-from .engine import Engine, EngineStopped, IdleTimeoutExpired
+from .engine import Engine
+from .engine_errors import EngineStopped, IdleTimeoutExpired
 from .event_loop import shared_loop
 from .links import _context_of, _LinkBase, release_contexts  # noqa: F401 - re-exported
 from .proton_internals import DeliveryRef, LinkRef, delivery_link_ref, wrap_link

@@ -24,7 +24,7 @@ from ..errors import (
     TransactionRolledBackException,
 )
 from .completion import Completion
-from .engine import EngineStopped
+from .engine_errors import EngineStopped
 from .links import _LinkBase
 from .proton_internals import (
     DeliveryRef,
