@@ -22,7 +22,7 @@ from ..errors import (
     JMSException,
 )
 from .completion import Completion
-from .proton_internals import DeliveryRef, LinkRef, free_link, wrap_delivery
+from .proton_internals import DeliveryRef, LinkRef, wrap_delivery
 from .terms import (
     LinkSpec,
     error_for_condition,
@@ -122,15 +122,12 @@ class _LinkBase:
         self._detach: Completion[None] | None = None
         self.failure: JMSException | None = None
         self.closed = False
-        self._freed = False
 
     def _register(self, link: Any) -> None:
         self.link = link
-        self._freed = False
         link.jmspy_ctx = self
         self.connection.forget_link_contexts()
         self.session._links.add(self)
-        self.session._unfreed_links.add(self)
 
     def _on_interrupted(self, error: JMSException) -> None:
         """Engine thread: the transport is lost; the link is re-attached by the recovery."""
@@ -156,24 +153,14 @@ class _LinkBase:
         return None
 
     def _unregister(self) -> None:
-        """Engine thread: the link is done with. Nothing jmspy hung on proton's link keeps this
-        object alive any more, and a link closed at both ends with nothing unsettled is freed
-        (see free_link): a long-lived session that opens and closes consumers keeps neither."""
+        """Engine thread: the link is done with. Proton keeps a link it was never asked to free
+        as long as its session, and with it what jmspy hung on it: clear that, so a session that
+        opens and closes consumers for months does not keep every one of them."""
         self.session._links.discard(self)
         link = self.link
         if getattr(link, "jmspy_ctx", None) is self:
             link.jmspy_ctx = None
             self.connection.forget_link_contexts()
-        state = link.state
-        if (
-            not self._freed
-            and state & Link.LOCAL_CLOSED
-            and state & Link.REMOTE_CLOSED
-            and not link.unsettled
-        ):
-            self._freed = True
-            self.session._unfreed_links.discard(self)
-            free_link(link, self.connection.engine.orphans)
 
     def _remote_terminus(self) -> Any:
         raise NotImplementedError

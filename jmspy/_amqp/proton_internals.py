@@ -15,7 +15,6 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -38,8 +37,6 @@ __all__ = [
     "delivery_link_ref",
     "delivery_ref",
     "dispatch_events",
-    "free_link",
-    "keep_until_gone",
     "link_credit",
     "link_ref",
     "outcome_of",
@@ -172,9 +169,9 @@ class OrphanedRefs:
     of their connection to drop.
 
     Proton is not thread-safe, and the last Python reference to a holder can go on any thread
-    (an application thread, a garbage collection): a :class:`DeliveryHandle` dropped unsettled,
-    or the wrapper of a link jmspy freed (see :func:`free_link`). While the engine runs, the
-    reference is queued here and the engine drops it on its next turn (:meth:`release`); once
+    (an application thread, a garbage collection): a :class:`DeliveryHandle` dropped
+    unsettled. While the engine runs, the reference is queued here and the engine drops it on
+    its next turn (:meth:`release`); once
     the engine has finished (:meth:`release` with ``engine_done``), nothing touches that
     connection's proton objects any more and a late one is dropped at once.
     """
@@ -199,13 +196,6 @@ class OrphanedRefs:
                 return
         _decref(ref)
 
-    def watch(self, wrapper: Any, ref: int) -> None:
-        """Adopt ``ref`` (a reference the caller took) once ``wrapper`` is gone, on the thread
-        it goes on; weakref.finalize keeps the watch itself alive for as long as that takes,
-        past this object and its engine if need be (not at interpreter exit: proton is not
-        called then)."""
-        weakref.finalize(wrapper, self.adopt, ref).atexit = False
-
     def release(self, engine_done: bool = False) -> None:
         """Drop the queued references (the engine's thread; ``engine_done``: its last call)."""
         with self._lock:
@@ -214,29 +204,6 @@ class OrphanedRefs:
                 self._engine_done = True
         for ref in refs:
             _decref(ref)
-
-
-def free_link(link: Link, orphans: OrphanedRefs) -> None:
-    """``link.free()`` for a link closed at both ends, on its engine's thread.
-
-    Proton keeps a link it was never asked to free, with whatever jmspy hung on it, as long as
-    its session: a session that opens and closes consumers for months would keep every one.
-    Once freed, the link goes when its last reference does, and that must happen on the
-    engine's thread (proton is not thread-safe) while jmspy's wrapper of it may go on any
-    thread: the engine takes a reference of its own and drops it through ``orphans`` once the
-    wrapper is gone.
-    """
-    keep_until_gone(link, orphans)
-    link.free()
-
-
-def keep_until_gone(wrapper: Any, orphans: OrphanedRefs) -> None:
-    """Engine thread: hold a reference to the proton object behind ``wrapper`` (a link or a
-    session about to be freed) until ``wrapper`` is gone, then drop it on the engine's thread
-    through ``orphans``, so proton finalizes the object there (see :func:`free_link`)."""
-    ref = _address(wrapper._impl)
-    _incref(ref)
-    orphans.watch(wrapper, ref)
 
 
 class DeliveryHandle:

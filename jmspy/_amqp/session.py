@@ -17,7 +17,6 @@ from ..errors import (
 )
 from .completion import Completion
 from .links import _attach_size_estimate, _chain, _LinkBase, _shortened
-from .proton_internals import keep_until_gone
 from .receiver import AmqpReceiver
 from .sender import AmqpSender
 from .terms import (
@@ -45,12 +44,9 @@ class AmqpSession:
         self._proton: Any = None
         self._begin: Completion[None] | None = None
         self._links: set[_LinkBase] = set()
-        # Links of the current proton session that proton has not been asked to free (see
-        # _LinkBase._unregister); freeing the session frees them.
-        self._unfreed_links: set[_LinkBase] = set()
         self._coordinator: AmqpCoordinator | None = None
         self.closed = False
-        self._released = False  # the current proton session freed (see _release_if_ended)
+        self._released = False  # the current proton session let go of (see _release_if_ended)
 
     def _do_begin(self, completion: Completion[None]) -> None:
         session = self.connection._proton.session()
@@ -71,26 +67,16 @@ class AmqpSession:
         self._release_if_ended()
 
     def _release_if_ended(self) -> None:
-        """Engine thread: once the session has ended at both ends, free it. Proton keeps a
-        session it was never asked to free (and what jmspy hung on it) as long as the
-        connection, so a connection that opens and closes sessions for months would keep every
-        one. The links proton still holds go with it, each on this thread (see free_link)."""
+        """Engine thread: once the session has ended at both ends, clear what jmspy hung on it.
+        Proton keeps a session it was never asked to free as long as the connection, and with
+        it this object: a connection that opens and closes sessions for months would keep
+        every one."""
         session = self._proton
         ended = Endpoint.LOCAL_CLOSED | Endpoint.REMOTE_CLOSED
         if self._released or session is None or session.state & ended != ended:
             return
         self._released = True
         session.jmspy_ctx = None
-        orphans = self.connection.engine.orphans
-        for link in self._unfreed_links:
-            link._freed = True
-            if getattr(link.link, "jmspy_ctx", None) is link:
-                link.link.jmspy_ctx = None
-            keep_until_gone(link.link, orphans)
-        self._unfreed_links.clear()
-        self.connection.forget_link_contexts()
-        keep_until_gone(session, orphans)
-        session.free()
 
     def _on_connection_failed(self, error: JMSException) -> None:
         if self._begin is not None:
@@ -134,7 +120,6 @@ class AmqpSession:
         old = self._proton
         if old is not None:
             old.jmspy_ctx = None  # the old transport's objects must not keep the handle alive
-        self._unfreed_links.clear()  # the old transport's, released with its connection
         begun: Completion[None] = Completion()
         _chain(self._begin, begun)
         self._begin = begun

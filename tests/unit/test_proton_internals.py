@@ -26,7 +26,6 @@ from jmspy._amqp.proton_internals import (
     delivery_link_ref,
     delivery_ref,
     dispatch_events,
-    free_link,
     link_credit,
     link_ref,
     outcome_of,
@@ -438,34 +437,6 @@ def test_a_released_handle_leaves_nothing_behind(monkeypatch: Any) -> None:
     _dropped_on_another_thread(handles.pop())
 
     assert not orphans
-
-
-def test_a_freed_link_goes_on_the_engine_thread_once_its_wrapper_is_gone(
-    monkeypatch: Any,
-) -> None:
-    """free_link: the engine keeps a reference of its own until jmspy's wrapper of the link is
-    gone (on whatever thread), then drops it through OrphanedRefs, so proton finalizes the link
-    on the engine's thread."""
-    pair = _Pair()
-    sender, receiver = pair.open_link_pair()
-    sender.close()
-    pair.pump()
-    receiver.close()
-    pair.pump()
-    ref = link_ref(receiver)
-    orphans = OrphanedRefs()
-    released = _counting_decref(monkeypatch)
-    free_link(receiver, orphans)
-    wrappers = [receiver]
-    del receiver
-
-    thread = threading.Thread(target=wrappers.clear)
-    thread.start()
-    thread.join(10)
-
-    assert orphans  # the engine's reference, left for the engine
-    orphans.release()
-    assert released == [ref] and not orphans
 
 
 def test_accept_and_settle_all_accepts_every_handle() -> None:
