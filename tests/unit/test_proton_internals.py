@@ -373,6 +373,16 @@ def _dropped_on_another_thread(handle: DeliveryHandle) -> None:
     assert not thread.is_alive()
 
 
+def _one_received() -> tuple[_Pair, Delivery, Delivery]:
+    """A pair of connections with one transfer sent and received: (pair, sent, received)."""
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    sent = _send_one(pair, sender)
+    incoming = receiver.current
+    assert incoming is not None
+    return pair, sent, incoming
+
+
 def _counting_decref(monkeypatch: Any) -> list[int]:
     released: list[int] = []
     real = proton_internals._decref
@@ -389,11 +399,7 @@ def _counting_decref(monkeypatch: Any) -> list[int]:
 
 
 def test_a_handle_dropped_unsettled_leaves_its_reference_to_the_engine(monkeypatch: Any) -> None:
-    pair = _Pair()
-    sender, receiver = pair.open_link_pair()
-    sent = _send_one(pair, sender)
-    incoming = receiver.current
-    assert incoming is not None
+    pair, sent, incoming = _one_received()
     ref = delivery_ref(incoming)
     orphans = OrphanedRefs()
     released = _counting_decref(monkeypatch)
@@ -409,11 +415,7 @@ def test_a_handle_dropped_unsettled_leaves_its_reference_to_the_engine(monkeypat
 
 
 def test_once_the_engine_is_done_a_dropped_handle_lets_go_at_once(monkeypatch: Any) -> None:
-    pair = _Pair()
-    sender, receiver = pair.open_link_pair()
-    _send_one(pair, sender)
-    incoming = receiver.current
-    assert incoming is not None
+    _pair, _sent, incoming = _one_received()
     ref = delivery_ref(incoming)
     orphans = OrphanedRefs()
     orphans.release(engine_done=True)
@@ -424,12 +426,8 @@ def test_once_the_engine_is_done_a_dropped_handle_lets_go_at_once(monkeypatch: A
     assert released == [ref] and not orphans
 
 
-def test_a_released_handle_leaves_nothing_behind(monkeypatch: Any) -> None:
-    pair = _Pair()
-    sender, receiver = pair.open_link_pair()
-    _send_one(pair, sender)
-    incoming = receiver.current
-    assert incoming is not None
+def test_a_released_handle_leaves_nothing_behind() -> None:
+    _pair, _sent, incoming = _one_received()
     orphans = OrphanedRefs()
     handles = [DeliveryHandle(delivery_ref(incoming), orphans)]
     accept_and_settle(handles[0])  # the engine settles and releases it
