@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cproton import PN_ACCEPTED, PN_DELIVERY, PN_TRANSPORT
+from cproton_ffi import __file__ as _cproton_ffi_path
 from cproton_ffi import ffi, lib
 from proton import Collector, Delivery, Event, Link, Transport
 
@@ -26,6 +27,7 @@ __all__ = [
     "CollectorRef",
     "DeliveryHandle",
     "DeliveryRef",
+    "FreedEndpoints",
     "LinkRef",
     "OrphanedRefs",
     "TransportRef",
@@ -147,6 +149,19 @@ _transport_tick = _c_function("pn_transport_tick")
 _transport_push = _c_function("pn_transport_push")
 _transport_pop = _c_function("pn_transport_pop")
 _transport_peek = _c_function("pn_transport_peek")
+_link_free = _c_function("pn_link_free")
+_link_head = _c_function("pn_link_head")
+_link_next = _c_function("pn_link_next")
+_link_session = _c_function("pn_link_session")
+_link_unsettled = _c_function("pn_link_unsettled")
+_session_free = _c_function("pn_session_free")
+_session_connection = _c_function("pn_session_connection")
+# pn_refcount is part of proton's object API but not of the binding's declarations: taken
+# from the same library, with the same calling convention as the rest.
+_refcount_address = ctypes.cast(ctypes.CDLL(_cproton_ffi_path).pn_refcount, ctypes.c_void_p).value
+if not _refcount_address:  # pragma: no cover - a proton build without its object API
+    raise ImportError("python-qpid-proton's library has no pn_refcount")
+_refcount = _FUNCTYPE(ctypes.c_int, ctypes.c_void_p)(_refcount_address)
 
 _PN_EOS = -1
 
@@ -203,6 +218,95 @@ class OrphanedRefs:
             if engine_done:
                 self._engine_done = True
         for ref in refs:
+            _decref(ref)
+
+
+class FreedEndpoints:
+    """Links and sessions of one connection that its engine asked proton to free, held until
+    the engine is the last to hold them.
+
+    Proton keeps a link or session it was never asked to free, with its record, for as long as
+    the connection: one that opens and closes consumers or sessions for months would keep every
+    one. Freed, the object goes when its last reference does, and its finalizer edits the
+    session's and connection's lists, so it must run on the engine's thread (proton is not
+    thread-safe) -- but proton's wrappers of it, made on the engine thread, may be dropped on
+    any thread, by the application or a garbage collection. So the engine takes a reference of
+    its own before freeing, and drops it (:meth:`reap`, each turn) only once it is the only
+    one left: no wrapper, event or delivery holds the object then, and nothing else can drop
+    the last reference. Once the engine has finished (:meth:`release_all`), nothing is freed
+    any more.
+    """
+
+    __slots__ = ("_held", "_connection", "_engine_done")
+
+    def __init__(self, connection: Any) -> None:
+        # address -> None, in the order freed: a session comes after its links, so one reap
+        # lets the links go, and with them the session's last references.
+        self._held: dict[int, None] = {}
+        self._connection = _address(connection._impl)
+        self._engine_done = False
+
+    def __bool__(self) -> bool:
+        return bool(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def free_link(self, link: Link) -> bool:
+        """Engine thread: free a link closed at both ends with nothing unsettled (proton
+        settles what is left when freeing, which would drop an acknowledgement still to come).
+        Whether it was freed; a link of an earlier transport, or one freed already, is not."""
+        ref = _address(link._impl)
+        if not self._owns_link(ref) or _link_unsettled(ref) > 0:
+            return False
+        self._free(ref, _link_free)
+        return True
+
+    def free_session(self, session: Any) -> bool:
+        """Engine thread: free a session ended at both ends, and the links it still has.
+        Not when one of them has unsettled deliveries (see free_link): the session then stays
+        until the connection closes, as every session did before."""
+        ref = _address(session._impl)
+        if ref in self._held or self._engine_done or _session_connection(ref) != self._connection:
+            return False
+        links = []
+        link = _link_head(self._connection, 0)
+        while link:
+            if _link_session(link) == ref:
+                if _link_unsettled(link) > 0:
+                    return False
+                links.append(link)
+            link = _link_next(link, 0)
+        for link in links:
+            self._free(link, _link_free)
+        self._free(ref, _session_free)
+        return True
+
+    def _owns_link(self, ref: int) -> bool:
+        return (
+            ref not in self._held
+            and not self._engine_done
+            and _session_connection(_link_session(ref)) == self._connection
+        )
+
+    def _free(self, ref: int, free: Callable[[int], None]) -> None:
+        _incref(ref)
+        self._held[ref] = None
+        free(ref)
+
+    def reap(self) -> None:
+        """Engine thread: let go of the objects only the engine still holds."""
+        for ref in list(self._held):
+            if _refcount(ref) <= 1:
+                del self._held[ref]
+                _decref(ref)  # proton finalizes the object here, on the engine thread
+
+    def release_all(self) -> None:
+        """The engine's last call: nothing runs proton for this connection after it, so what is
+        still held elsewhere goes wherever its last reference does, as the connection does."""
+        self._engine_done = True
+        held, self._held = self._held, {}
+        for ref in held:
             _decref(ref)
 
 
