@@ -582,3 +582,38 @@ def transport_peek(transport: Transport, ref: TransportRef, size: int) -> bytear
 def transport_pop(ref: TransportRef, size: int) -> None:
     """``transport.pop(size)``: drop output proton has handed over."""
     _transport_pop(ref, size)
+
+
+def _wrapper_incref(impl: Any, _incref: Callable[[int | None], int] = _incref) -> None:
+    _incref(None if impl is None else int(ffi.cast("uintptr_t", impl)))
+
+
+def _wrapper_decref(
+    impl: Any,
+    _decref: Callable[[int | None], int] = _decref,
+    _cast: Callable[[str, Any], Any] = ffi.cast,
+) -> None:
+    # Bound at definition: wrappers are still collected at interpreter exit.
+    _decref(None if impl is None else int(_cast("uintptr_t", impl)))
+
+
+def hold_the_gil_in_wrapper_refcounts() -> None:
+    """Make proton's wrappers count their references with the GIL held.
+
+    A wrapper (``proton.Link``, ``Session``, ``Delivery``...) takes a reference to its C object
+    when made and drops it when collected, through the binding's ``pn_incref``/``pn_decref``,
+    which release the GIL around the call. Wrappers are made on the engine thread but can be
+    collected on any thread (the application drops a closed consumer, a garbage collection
+    runs there), and proton's reference counts are plain ints: a decrement on an application
+    thread at the instant the engine's thread changes the same count loses one of the two,
+    and the object is then freed too early or never. With the GIL held by both (the engine's
+    own calls through this module hold it too), the two never overlap. Idempotent; installed
+    when this module is imported.
+    """
+    import proton._wrapper as wrapper_module
+
+    wrapper_module.pn_incref = _wrapper_incref  # type: ignore[attr-defined]
+    wrapper_module.pn_decref = _wrapper_decref  # type: ignore[attr-defined]
+
+
+hold_the_gil_in_wrapper_refcounts()

@@ -699,3 +699,26 @@ def test_once_the_engine_is_done_nothing_is_freed_and_what_it_held_is_let_go() -
     assert proton_internals._refcount(ref) == held - 1 and len(freed) == 0
     later, _ = pair.open_link_pair()
     assert not freed.free_link(later)
+
+
+def test_proton_s_wrappers_count_references_through_jmspy_s_gil_holding_calls() -> None:
+    """Wrappers dropped on an application thread must not change a count while the engine's
+    thread does (see hold_the_gil_in_wrapper_refcounts): their counting goes through the
+    functions proton_internals calls with the GIL held, and still counts right."""
+    import proton._wrapper as wrapper_module
+
+    assert wrapper_module.pn_incref is proton_internals._wrapper_incref
+    assert wrapper_module.pn_decref is proton_internals._wrapper_decref
+    import ctypes
+
+    # PYFUNCTYPE: ctypes keeps the GIL for the whole call.
+    for function in (proton_internals._incref, proton_internals._decref):
+        assert function._flags_ & ctypes._FUNCFLAG_PYTHONAPI  # type: ignore[attr-defined]
+    pair = _Pair()
+    sender, _ = pair.open_link_pair()
+    ref = proton_internals._address(sender._impl)
+    before = proton_internals._refcount(ref)
+    wrappers = [Link.wrap(sender._impl) for _ in range(3)]
+    assert proton_internals._refcount(ref) == before + 3
+    _on_another_thread(wrappers.clear)
+    assert proton_internals._refcount(ref) == before
