@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from cproton import PN_ACCEPTED, PN_DELIVERY, PN_TRANSPORT
+from cproton import PN_ACCEPTED, PN_DELIVERY, PN_LINK_FINAL, PN_SESSION_FINAL, PN_TRANSPORT
 from cproton_ffi import __file__ as _cproton_ffi_path
 from cproton_ffi import ffi, lib
 from proton import Collector, Delivery, Event, Link, Transport
@@ -508,9 +508,13 @@ def dispatch_events(
     time: 6-8 us of engine time per message. ``PN_TRANSPORT`` events (proton raises one
     whenever the transport has output, about one per engine pass) are dropped unseen: nothing
     in jmspy handles them, and with many connections each pass moves one or two messages.
+    ``PN_LINK_FINAL`` and ``PN_SESSION_FINAL`` (a link or session jmspy freed, see
+    FreedEndpoints) are dropped unseen too: nothing handles them, and their wrappers would be
+    one more reference to an object the application may be letting go of on its own thread.
     """
     peek = _collector_peek
     kind_of = _event_type
+    unseen = _UNSEEN_EVENTS
     while True:
         event = peek(collector)
         if not event:
@@ -518,9 +522,12 @@ def dispatch_events(
         kind = kind_of(event)
         if on_delivery is not None and kind == PN_DELIVERY:
             on_delivery(_event_delivery(event))
-        elif kind != PN_TRANSPORT:
+        elif kind not in unseen:
             on_event(Event.wrap(ffi.cast("pn_event_t *", event)))
         _collector_pop(collector)
+
+
+_UNSEEN_EVENTS = frozenset({PN_TRANSPORT, PN_LINK_FINAL, PN_SESSION_FINAL})
 
 
 # ---- the transport, per engine turn (the engine's own thread) ------------------------------

@@ -50,7 +50,7 @@ from jmspy._amqp.proton_internals import (
 
 # Every private name proton_internals imports or reads, by module.
 PRIVATE_NAMES = {
-    "cproton": ("PN_ACCEPTED", "PN_DELIVERY", "PN_TRANSPORT"),
+    "cproton": ("PN_ACCEPTED", "PN_DELIVERY", "PN_LINK_FINAL", "PN_SESSION_FINAL", "PN_TRANSPORT"),
     "cproton_ffi": ("ffi", "lib"),
 }
 
@@ -616,7 +616,11 @@ def test_a_freed_link_goes_on_the_engine_thread_once_only_the_engine_holds_it() 
     freed = FreedEndpoints(pair.client)
     assert freed.free_link(sender)
     assert len(freed) == 1
-    dispatch_events(collector_ref(pair.collector), None, lambda event: None)
+    seen: list[Event] = []
+    dispatch_events(collector_ref(pair.collector), None, seen.append)
+    assert Event.LINK_FINAL not in [event.type for event in seen], "no wrapper of a freed link"
+    assert pair.collector.peek() is None
+    del seen
     freed.reap()
     assert len(freed) == 1 and gone() is not None, "let go while a wrapper still holds it"
     holder = [sender]
@@ -672,7 +676,11 @@ def test_freeing_a_session_frees_its_links_and_both_go_on_reap() -> None:
     del sender, second, session
     gc.collect()
     assert link_gone() is not None and session_gone() is not None
-    dispatch_events(collector_ref(pair.collector), None, lambda event: None)
+    seen: list[Event] = []
+    dispatch_events(collector_ref(pair.collector), None, seen.append)
+    kinds = [event.type for event in seen]
+    assert Event.LINK_FINAL not in kinds and Event.SESSION_FINAL not in kinds
+    del seen
     freed.reap()
     freed.reap()
     assert len(freed) == 0
