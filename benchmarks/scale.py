@@ -2,7 +2,7 @@
 one queue (competing consumers), move N non-persistent messages sent from the same process.
 
     python benchmarks/scale.py [-n 20000] [--size 1024] [--connections 1,10,100]
-                               [--shared-threads 1] [--rounds 3]
+                               [--shared-threads 1] [--rounds 3] [--no-qpid-jms]
 
 Every connection count runs in two modes, in interleaved rounds: with an engine thread per
 connection and a dispatch thread per session (the default), and with
@@ -14,6 +14,12 @@ and the CPU per message over that time of this process (sender and consumers) an
 broker (when the script started it: both share the machine's cores); then the process's
 thread count while the messages flow (its peak) and its RSS. A short untimed run of every
 configuration comes first (warm-up).
+
+Qpid JMS (the Java reference, ``benchmarks/java``, one JVM for the whole run) runs the same
+configurations in the same rounds: its own connections, listeners and sender in its JVM, with
+``transport.sharedEventLoopThreads`` for the shared mode. Its rows show what the same broker on
+the same cores gives a client with no GIL, and its ratio of many connections to one is the
+yardstick for jmspy's. ``--no-qpid-jms`` leaves it out (no Java or Maven needed then).
 
 Uses JMSPY_BROKER_URL (and JMSPY_BROKER_USER / JMSPY_BROKER_PASSWORD) when set, otherwise a
 local Apache Artemis for the run. Nothing is asserted about speed; a lost or duplicated
@@ -31,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 try:
+    import qpid_jms
     from _common import (
         BenchmarkError,
         BrokerInfo,
@@ -93,7 +100,7 @@ class Counter:
 class Result:
     rate: float  # msg/s
     threads: int  # peak
-    rss_mib: float
+    rss_mib: float | None  # None: not measured (the Java program's JVM)
     client_cpu_us: float  # this process, per message, over the timed part
     broker_cpu_us: float | None  # the broker's processes likewise (a broker we started)
 
@@ -158,6 +165,44 @@ def run(info: BrokerInfo, connections: int, count: int, size: int, shared: int) 
     )
 
 
+def java_run(
+    java: qpid_jms.QpidJmsProgram, connections: int, count: int, size: int, shared: int
+) -> Result:
+    """The same run in the Qpid JMS program's JVM (see QpidJmsBench.scale)."""
+    info = java.info
+    queue_name = fresh_queue("scale-java")
+    broker_cpu_before = broker_cpu_s(info)
+    answer = java.request(
+        "scale",
+        timeout_s=120 + count / 50,
+        queue=queue_name,
+        count=count,
+        size=size,
+        connections=connections,
+        sharedThreads=max(0, shared),
+    )
+    broker_cpu_after = broker_cpu_s(info)
+    if answer["count"] != count or answer["duplicates"]:
+        raise BenchmarkError(f"Qpid JMS scale run: {answer}")
+    left = drain_queue(info, queue_name)
+    if left:
+        raise BenchmarkError(f"{left} messages were left on the queue by Qpid JMS")
+    broker_cpu = None
+    if broker_cpu_before is not None and broker_cpu_after is not None:
+        # Over the whole request (connecting included): a little more than the timed part.
+        broker_cpu = (broker_cpu_after - broker_cpu_before) * 1e6 / count
+    return Result(
+        count / (answer["wallNs"] / 1e9),
+        int(answer["threads"]),
+        None,
+        answer["cpuNs"] / 1e3 / count,
+        broker_cpu,
+    )
+
+
+CLIENTS = ("jmspy", "Qpid JMS")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=20000, help="messages per run")
@@ -167,52 +212,78 @@ def main() -> int:
         "--shared-threads", type=int, default=1, help="transport.sharedEventLoopThreads"
     )
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (3)")
+    parser.add_argument(
+        "--no-qpid-jms", action="store_true", help="leave out the Java reference (Qpid JMS)"
+    )
     args = parser.parse_args()
     counts = [int(c) for c in args.connections.split(",")]
     modes = (-1, args.shared_threads)
     print(versions_line())
     print(f"load average at start: {os.getloadavg()}")
-    runs: dict[tuple[int, int], list[Result]] = {}  # (connections, mode) -> one per round
+    clients = CLIENTS[:1] if args.no_qpid_jms else CLIENTS
+    jar = None if args.no_qpid_jms else qpid_jms.build()
+    # (client, connections, mode) -> one result per round
+    runs: dict[tuple[str, int, int], list[Result]] = {}
     with broker() as info:
-        # Not timed: one short run of every configuration first. The first runs pay imports,
-        # address creation and the broker's JIT warm-up for that many consumers (the first
-        # round measured up to four times the broker CPU per message of the later ones).
-        for connections in counts:
-            for shared in modes:
-                run(info, connections, min(args.n, 2000), args.size, shared)
-        for round_no in range(args.rounds):
-            for connections in counts:
-                for shared in modes:
-                    result = run(info, connections, args.n, args.size, shared)
-                    runs.setdefault((connections, shared), []).append(result)
-                    mode = "per connection" if shared <= 0 else f"shared ({shared})"
-                    print(
-                        f"  round {round_no + 1}/{args.rounds}: {connections} connections, "
-                        f"{mode}: {result.rate:,.0f} msg/s",
-                        flush=True,
-                    )
+        java = None if jar is None else qpid_jms.QpidJmsProgram(jar, info)
+        try:
+
+            def one(client: str, connections: int, count: int, shared: int) -> Result:
+                if client == "jmspy":
+                    return run(info, connections, count, args.size, shared)
+                assert java is not None
+                return java_run(java, connections, count, args.size, shared)
+
+            # Not timed: one short run of every configuration first. The first runs pay
+            # imports, address creation and the broker's JIT warm-up for that many consumers
+            # (the first round measured up to four times the broker CPU per message of the
+            # later ones); the JVM's JIT warms up too.
+            for client in clients:
+                for connections in counts:
+                    for shared in modes:
+                        one(client, connections, min(args.n, 2000), shared)
+            for round_no in range(args.rounds):
+                for connections in counts:
+                    for shared in modes:
+                        for client in clients:
+                            result = one(client, connections, args.n, shared)
+                            runs.setdefault((client, connections, shared), []).append(result)
+                            mode = "per connection" if shared <= 0 else f"shared ({shared})"
+                            print(
+                                f"  round {round_no + 1}/{args.rounds}: {client}, "
+                                f"{connections} connections, {mode}: {result.rate:,.0f} msg/s",
+                                flush=True,
+                            )
+        finally:
+            if java is not None:
+                java.close()
     base = counts[0]
     rows: list[list[str]] = []
-    for connections in counts:
-        for shared in modes:
-            results = runs[(connections, shared)]
-            rates = [r.rate for r in results]
-            same_mode = [r / b.rate for r, b in zip(rates, runs[(base, shared)], strict=True)]
-            default = [r / b.rate for r, b in zip(rates, runs[(base, -1)], strict=True)]
-            brokers = [r.broker_cpu_us for r in results if r.broker_cpu_us is not None]
-            rows.append(
-                [
-                    str(connections),
-                    "per connection" if shared <= 0 else f"shared ({shared})",
-                    median_spread(rates, ",.0f"),
-                    median_spread(same_mode, ".2f"),
-                    median_spread(default, ".2f"),
-                    median_spread([r.client_cpu_us for r in results], ".0f"),
-                    median_spread(brokers, ".0f"),
-                    str(max(r.threads for r in results)),
-                    f"{max(r.rss_mib for r in results):.0f} MiB",
+    for client in clients:
+        for connections in counts:
+            for shared in modes:
+                results = runs[(client, connections, shared)]
+                rates = [r.rate for r in results]
+                same_mode = [
+                    r / b.rate for r, b in zip(rates, runs[(client, base, shared)], strict=True)
                 ]
-            )
+                default = [r / b.rate for r, b in zip(rates, runs[(client, base, -1)], strict=True)]
+                brokers = [r.broker_cpu_us for r in results if r.broker_cpu_us is not None]
+                rss = [r.rss_mib for r in results if r.rss_mib is not None]
+                rows.append(
+                    [
+                        client,
+                        str(connections),
+                        "per connection" if shared <= 0 else f"shared ({shared})",
+                        median_spread(rates, ",.0f"),
+                        median_spread(same_mode, ".2f"),
+                        median_spread(default, ".2f"),
+                        median_spread([r.client_cpu_us for r in results], ".0f"),
+                        median_spread(brokers, ".0f"),
+                        str(max(r.threads for r in results)),
+                        f"{max(rss):.0f} MiB" if rss else "-",
+                    ]
+                )
     print(f"load average at end: {os.getloadavg()}")
     print(
         f"{args.n} non-persistent messages of {args.size} bytes per run, {args.rounds} rounds; "
@@ -222,6 +293,7 @@ def main() -> int:
     print(
         format_table(
             [
+                "client",
                 "connections",
                 "engine/dispatch threads",
                 "msg/s",

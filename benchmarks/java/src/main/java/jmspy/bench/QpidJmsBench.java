@@ -19,8 +19,11 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -64,6 +67,7 @@ public final class QpidJmsBench {
         MODES.put("ping", QpidJmsBench::ping);
         MODES.put("send", QpidJmsBench::send);
         MODES.put("receive", QpidJmsBench::receive);
+        MODES.put("scale", QpidJmsBench::scale);
     }
 
     private QpidJmsBench() {}
@@ -338,6 +342,103 @@ public final class QpidJmsBench {
         }
         consumer.close();
         return result.get();
+    }
+
+    // ---- scale ---------------------------------------------------------------------------------
+
+    /**
+     * {@code queue}, {@code count}, {@code size}, {@code connections}, {@code sharedThreads},
+     * {@code timeoutMs}: {@code connections} connections, each with one AUTO_ACKNOWLEDGE session
+     * and a MessageListener on the queue (competing consumers), and one more that sends
+     * {@code count} non-persistent BytesMessages numbered by an int property {@code seq}, all in
+     * this JVM. With {@code sharedThreads} > 0 every connection asks for
+     * {@code transport.sharedEventLoopThreads}. Timed from the first send to the last message
+     * delivered; a message delivered twice, or too few within a stall of {@code timeoutMs}, is an
+     * error. Also reports the live threads of the main thread group while the messages flow
+     * ({@code threads}).
+     */
+    static ObjectNode scale(Request r) throws Exception {
+        int count = r.integer("count", 1000);
+        int size = r.integer("size", 1024);
+        int connections = r.integer("connections", 1);
+        int shared = r.integer("sharedThreads", 0);
+        int timeoutMs = r.integer("timeoutMs", 60_000);
+        String options = shared > 0 ? "transport.sharedEventLoopThreads=" + shared : "";
+        String queueName = r.text("queue");
+        BitSet seen = new BitSet(count);
+        AtomicInteger delivered = new AtomicInteger();
+        AtomicInteger duplicates = new AtomicInteger();
+        AtomicReference<Exception> failed = new AtomicReference<>();
+        AtomicLong last = new AtomicLong(System.nanoTime());
+        CountDownLatch done = new CountDownLatch(1);
+        List<Connection> opened = new ArrayList<>();
+        try {
+            for (int i = 0; i < connections; i++) {
+                Connection connection = r.connect(options);
+                opened.add(connection);
+                Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                MessageConsumer consumer = session.createConsumer(session.createQueue(queueName));
+                consumer.setMessageListener(message -> {
+                    try {
+                        checkSize(message, size);
+                        int seq = message.getIntProperty("seq");
+                        boolean again;
+                        synchronized (seen) {
+                            again = seen.get(seq);
+                            seen.set(seq);
+                        }
+                        if (again) {
+                            duplicates.incrementAndGet();
+                        } else if (delivered.incrementAndGet() == count) {
+                            done.countDown();
+                        }
+                        last.set(System.nanoTime());
+                    } catch (Exception e) {
+                        failed.compareAndSet(null, e);
+                        done.countDown();
+                    }
+                });
+                connection.start();
+            }
+            Connection sender = r.connect(options);
+            opened.add(sender);
+            Session session = sender.createSession(false, Session.AUTO_ACKNOWLEDGE);
+            MessageProducer producer = session.createProducer(session.createQueue(queueName));
+            producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT);
+            byte[] payload = payload(size);
+            Stopwatch watch = new Stopwatch();
+            for (int seq = 0; seq < count; seq++) {
+                BytesMessage message = session.createBytesMessage();
+                message.writeBytes(payload);
+                message.setIntProperty("seq", seq);
+                producer.send(message);
+            }
+            int threads = Thread.activeCount();
+            last.set(System.nanoTime());
+            // Waits while messages keep coming: a stall of timeoutMs fails the run.
+            while (!done.await(timeoutMs, TimeUnit.MILLISECONDS)) {
+                if (System.nanoTime() - last.get() > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
+                    throw new IllegalStateException(
+                            connections + " connections: " + delivered.get() + " of " + count
+                                    + " messages arrived, then nothing for " + timeoutMs + " ms");
+                }
+            }
+            if (failed.get() != null) {
+                throw failed.get();
+            }
+            ObjectNode result = watch.stop(count);
+            result.put("threads", Math.max(threads, Thread.activeCount()));
+            result.put("duplicates", duplicates.get());
+            return result;
+        } finally {
+            for (Connection connection : opened) {
+                try {
+                    connection.close();
+                } catch (JMSException e) {
+                    // closing after the run: nothing left to report it to
+                }
+            }
+        }
     }
 
     // ---- helpers -------------------------------------------------------------------------------
