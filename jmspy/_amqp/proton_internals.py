@@ -231,7 +231,7 @@ class FreedEndpoints:
     session's and connection's lists, so it must run on the engine's thread (proton is not
     thread-safe) -- but proton's wrappers of it, made on the engine thread, may be dropped on
     any thread, by the application or a garbage collection. So the engine takes a reference of
-    its own before freeing, and drops it (:meth:`reap`, each turn) only once it is the only
+    its own before freeing, and drops it (:meth:`reap`, on its turns) only once it is the only
     one left: no wrapper, event or delivery holds the object then, and nothing else can drop
     the last reference. Once the engine has finished (:meth:`release_all`), nothing is freed
     any more.
