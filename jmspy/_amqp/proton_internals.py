@@ -619,8 +619,8 @@ def hold_the_gil_in_wrapper_refcounts() -> None:
     """
     import proton._wrapper as wrapper_module
 
-    wrapper_module.pn_incref = _wrapper_incref  # type: ignore[attr-defined]
-    wrapper_module.pn_decref = _wrapper_decref  # type: ignore[attr-defined]
+    # (Through the module's namespace: the binding's stubs do not declare these names.)
+    vars(wrapper_module).update(pn_incref=_wrapper_incref, pn_decref=_wrapper_decref)
 
 
 hold_the_gil_in_wrapper_refcounts()
