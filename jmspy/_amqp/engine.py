@@ -34,7 +34,6 @@ from .completion import Completion
 from .engine_errors import EngineStopped, IdleTimeoutExpired
 from .preamble import READ_CHUNK, ConnectPreamble
 from .proton_internals import (
-    FreedEndpoints,
     OrphanedRefs,
     collector_ref,
     dispatch_events,
@@ -55,8 +54,6 @@ log = logging.getLogger("jmspy.engine")
 frame_log = logging.getLogger("jmspy.frames")
 
 T = TypeVar("T")
-
-_REAP_INTERVAL_S = 0.1
 
 
 class SharedLoop(Protocol):
@@ -114,11 +111,6 @@ class Engine(ConnectPreamble):
         self._transport_ref = transport_ref(transport)
         # References of received deliveries let go on other threads, dropped here each turn.
         self.orphans = OrphanedRefs()
-        # Links and sessions freed on this connection, let go of once only the engine holds them
-        # (looked at every _REAP_INTERVAL_S: a closed consumer the application keeps holds its
-        # link for as long, and need not cost every turn).
-        self.freed = FreedEndpoints(connection)
-        self._next_reap = 0.0
         self._work: collections.deque[Callable[[], None]] = collections.deque()
         # Run once after the current pass over proton's events (engine thread only): lets a
         # consumer link hand over all the transfers of one read at once.
@@ -308,7 +300,6 @@ class Engine(ConnectPreamble):
         try:
             self._stopped.set()
             self.orphans.release(engine_done=True)
-            self.freed.release_all()
             self._close_socket()
             self.failure = error or EngineStopped("connection closed")
             # Work queued after the last drain still holds completions; run it so that
@@ -461,10 +452,6 @@ class Engine(ConnectPreamble):
         now = time.monotonic()
         if self._run_timers(now):
             self._dispatch_events()  # what the timers raised
-        if self.freed and now >= self._next_reap:
-            self._next_reap = now + _REAP_INTERVAL_S
-            self.freed.reap()
-            self._dispatch_events()  # proton's final events of what went
         self._write(sock)
         # pending()/capacity() make proton process input and may raise events (e.g. a
         # SASL failure); dispatch them before leaving so the reason reaches the provider.

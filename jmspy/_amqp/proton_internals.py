@@ -18,8 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from cproton import PN_ACCEPTED, PN_DELIVERY, PN_LINK_FINAL, PN_SESSION_FINAL, PN_TRANSPORT
-from cproton_ffi import __file__ as _cproton_ffi_path
+from cproton import PN_ACCEPTED, PN_DELIVERY, PN_TRANSPORT
 from cproton_ffi import ffi, lib
 from proton import Collector, Delivery, Event, Link, Transport
 
@@ -27,7 +26,6 @@ __all__ = [
     "CollectorRef",
     "DeliveryHandle",
     "DeliveryRef",
-    "FreedEndpoints",
     "LinkRef",
     "OrphanedRefs",
     "TransportRef",
@@ -149,19 +147,6 @@ _transport_tick = _c_function("pn_transport_tick")
 _transport_push = _c_function("pn_transport_push")
 _transport_pop = _c_function("pn_transport_pop")
 _transport_peek = _c_function("pn_transport_peek")
-_link_free = _c_function("pn_link_free")
-_link_head = _c_function("pn_link_head")
-_link_next = _c_function("pn_link_next")
-_link_session = _c_function("pn_link_session")
-_link_unsettled = _c_function("pn_link_unsettled")
-_session_free = _c_function("pn_session_free")
-_session_connection = _c_function("pn_session_connection")
-# pn_refcount is part of proton's object API but not of the binding's declarations: taken
-# from the same library, with the same calling convention as the rest.
-_refcount_address = ctypes.cast(ctypes.CDLL(_cproton_ffi_path).pn_refcount, ctypes.c_void_p).value
-if not _refcount_address:  # pragma: no cover - a proton build without its object API
-    raise ImportError("python-qpid-proton's library has no pn_refcount")
-_refcount = _FUNCTYPE(ctypes.c_int, ctypes.c_void_p)(_refcount_address)
 
 _PN_EOS = -1
 
@@ -218,95 +203,6 @@ class OrphanedRefs:
             if engine_done:
                 self._engine_done = True
         for ref in refs:
-            _decref(ref)
-
-
-class FreedEndpoints:
-    """Links and sessions of one connection that its engine asked proton to free, held until
-    the engine is the last to hold them.
-
-    Proton keeps a link or session it was never asked to free, with its record, for as long as
-    the connection: one that opens and closes consumers or sessions for months would keep every
-    one. Freed, the object goes when its last reference does, and its finalizer edits the
-    session's and connection's lists, so it must run on the engine's thread (proton is not
-    thread-safe) -- but proton's wrappers of it, made on the engine thread, may be dropped on
-    any thread, by the application or a garbage collection. So the engine takes a reference of
-    its own before freeing, and drops it (:meth:`reap`, on its turns) only once it is the only
-    one left: no wrapper, event or delivery holds the object then, and nothing else can drop
-    the last reference. Once the engine has finished (:meth:`release_all`), nothing is freed
-    any more.
-    """
-
-    __slots__ = ("_held", "_connection", "_engine_done")
-
-    def __init__(self, connection: Any) -> None:
-        # address -> None, in the order freed: a session comes after its links, so one reap
-        # lets the links go, and with them the session's last references.
-        self._held: dict[int, None] = {}
-        self._connection = _address(connection._impl)
-        self._engine_done = False
-
-    def __bool__(self) -> bool:
-        return bool(self._held)
-
-    def __len__(self) -> int:
-        return len(self._held)
-
-    def free_link(self, link: Link) -> bool:
-        """Engine thread: free a link closed at both ends with nothing unsettled (proton
-        settles what is left when freeing, which would drop an acknowledgement still to come).
-        Whether it was freed; a link of an earlier transport, or one freed already, is not."""
-        ref = _address(link._impl)
-        if not self._owns_link(ref) or _link_unsettled(ref) > 0:
-            return False
-        self._free(ref, _link_free)
-        return True
-
-    def free_session(self, session: Any) -> bool:
-        """Engine thread: free a session ended at both ends, and the links it still has.
-        Not when one of them has unsettled deliveries (see free_link): the session then stays
-        until the connection closes, as every session did before."""
-        ref = _address(session._impl)
-        if ref in self._held or self._engine_done or _session_connection(ref) != self._connection:
-            return False
-        links = []
-        link = _link_head(self._connection, 0)
-        while link:
-            if _link_session(link) == ref:
-                if _link_unsettled(link) > 0:
-                    return False
-                links.append(link)
-            link = _link_next(link, 0)
-        for link in links:
-            self._free(link, _link_free)
-        self._free(ref, _session_free)
-        return True
-
-    def _owns_link(self, ref: int) -> bool:
-        return (
-            ref not in self._held
-            and not self._engine_done
-            and _session_connection(_link_session(ref)) == self._connection
-        )
-
-    def _free(self, ref: int, free: Callable[[int], None]) -> None:
-        _incref(ref)
-        self._held[ref] = None
-        free(ref)
-
-    def reap(self) -> None:
-        """Engine thread: let go of the objects only the engine still holds."""
-        for ref in list(self._held):
-            if _refcount(ref) <= 1:
-                del self._held[ref]
-                _decref(ref)  # proton finalizes the object here, on the engine thread
-
-    def release_all(self) -> None:
-        """The engine's last call: nothing runs proton for this connection after it, so what is
-        still held elsewhere goes wherever its last reference does, as the connection does."""
-        self._engine_done = True
-        held, self._held = self._held, {}
-        for ref in held:
             _decref(ref)
 
 
@@ -508,13 +404,9 @@ def dispatch_events(
     time: 6-8 us of engine time per message. ``PN_TRANSPORT`` events (proton raises one
     whenever the transport has output, about one per engine pass) are dropped unseen: nothing
     in jmspy handles them, and with many connections each pass moves one or two messages.
-    ``PN_LINK_FINAL`` and ``PN_SESSION_FINAL`` (a link or session jmspy freed, see
-    FreedEndpoints) are dropped unseen too: nothing handles them, and their wrappers would be
-    one more reference to an object the application may be letting go of on its own thread.
     """
     peek = _collector_peek
     kind_of = _event_type
-    unseen = _UNSEEN_EVENTS
     while True:
         event = peek(collector)
         if not event:
@@ -522,12 +414,9 @@ def dispatch_events(
         kind = kind_of(event)
         if on_delivery is not None and kind == PN_DELIVERY:
             on_delivery(_event_delivery(event))
-        elif kind not in unseen:
+        elif kind != PN_TRANSPORT:
             on_event(Event.wrap(ffi.cast("pn_event_t *", event)))
         _collector_pop(collector)
-
-
-_UNSEEN_EVENTS = frozenset({PN_TRANSPORT, PN_LINK_FINAL, PN_SESSION_FINAL})
 
 
 # ---- the transport, per engine turn (the engine's own thread) ------------------------------
@@ -589,38 +478,3 @@ def transport_peek(transport: Transport, ref: TransportRef, size: int) -> bytear
 def transport_pop(ref: TransportRef, size: int) -> None:
     """``transport.pop(size)``: drop output proton has handed over."""
     _transport_pop(ref, size)
-
-
-def _wrapper_incref(impl: Any, _incref: Callable[[int | None], int] = _incref) -> None:
-    _incref(None if impl is None else int(ffi.cast("uintptr_t", impl)))
-
-
-def _wrapper_decref(
-    impl: Any,
-    _decref: Callable[[int | None], int] = _decref,
-    _cast: Callable[[str, Any], Any] = ffi.cast,
-) -> None:
-    # Bound at definition: wrappers are still collected at interpreter exit.
-    _decref(None if impl is None else int(_cast("uintptr_t", impl)))
-
-
-def hold_the_gil_in_wrapper_refcounts() -> None:
-    """Make proton's wrappers count their references with the GIL held.
-
-    A wrapper (``proton.Link``, ``Session``, ``Delivery``...) takes a reference to its C object
-    when made and drops it when collected, through the binding's ``pn_incref``/``pn_decref``,
-    which release the GIL around the call. Wrappers are made on the engine thread but can be
-    collected on any thread (the application drops a closed consumer, a garbage collection
-    runs there), and proton's reference counts are plain ints: a decrement on an application
-    thread at the instant the engine's thread changes the same count loses one of the two,
-    and the object is then freed too early or never. With the GIL held by both (the engine's
-    own calls through this module hold it too), the two never overlap. Idempotent; installed
-    when this module is imported.
-    """
-    import proton._wrapper as wrapper_module
-
-    # (Through the module's namespace: the binding's stubs do not declare these names.)
-    vars(wrapper_module).update(pn_incref=_wrapper_incref, pn_decref=_wrapper_decref)
-
-
-hold_the_gil_in_wrapper_refcounts()

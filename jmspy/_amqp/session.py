@@ -77,17 +77,6 @@ class AmqpSession:
             return
         self._released = True
         session.jmspy_ctx = None
-        engine = self.connection.engine
-        if engine.on_engine_thread():
-            # Freed with the links proton still holds for it (see FreedEndpoints.free_session),
-            # unless one has unsettled deliveries; what jmspy hung on those goes either way.
-            link = session.connection.link_head(0)
-            while link is not None:
-                if link.session == session and getattr(link, "jmspy_ctx", None) is not None:
-                    link.jmspy_ctx = None
-                link = link.next(0)
-            self.connection.forget_link_contexts()
-            engine.freed.free_session(session)
 
     def _on_connection_failed(self, error: JMSException) -> None:
         if self._begin is not None:

@@ -9,11 +9,9 @@ Two in-memory proton connections are pumped into each other: no sockets, no brok
 
 from __future__ import annotations
 
-import gc
 import importlib
 import importlib.metadata
 import threading
-import weakref
 from typing import Any
 
 from proton import Collector, Connection, Data, Delivery, Described, Event, Link, Transport, ulong
@@ -21,7 +19,6 @@ from proton import Collector, Connection, Data, Delivery, Described, Event, Link
 from jmspy._amqp import proton_internals
 from jmspy._amqp.proton_internals import (
     DeliveryHandle,
-    FreedEndpoints,
     OrphanedRefs,
     accept_and_settle,
     accept_and_settle_all,
@@ -50,7 +47,7 @@ from jmspy._amqp.proton_internals import (
 
 # Every private name proton_internals imports or reads, by module.
 PRIVATE_NAMES = {
-    "cproton": ("PN_ACCEPTED", "PN_DELIVERY", "PN_LINK_FINAL", "PN_SESSION_FINAL", "PN_TRANSPORT"),
+    "cproton": ("PN_ACCEPTED", "PN_DELIVERY", "PN_TRANSPORT"),
     "cproton_ffi": ("ffi", "lib"),
 }
 
@@ -79,15 +76,8 @@ C_FUNCTIONS = (
     "pn_incref",
     "pn_link_advance",
     "pn_link_credit",
-    "pn_link_free",
-    "pn_link_head",
-    "pn_link_next",
     "pn_link_recv",
     "pn_link_send",
-    "pn_link_session",
-    "pn_link_unsettled",
-    "pn_session_connection",
-    "pn_session_free",
     "pn_transport_capacity",
     "pn_transport_closed",
     "pn_transport_peek",
@@ -573,160 +563,3 @@ def test_settling_releases_each_handle_on_the_calling_thread() -> None:
     assert [d.remote_state for d in sent] == [Delivery.ACCEPTED, Delivery.ACCEPTED, 0x34]
     assert all(d.settled for d in sent)
     assert receiver.unsettled == 0
-
-
-class _Marker:
-    """Hung on a proton object's record: it goes when proton finalizes the object."""
-
-
-def _closed_link_pair(pair: _Pair) -> tuple[Link, Link]:
-    sender, receiver = pair.open_link_pair()
-    sender.close()
-    pair.pump()
-    receiver.close()
-    pair.pump()
-    closed = Link.LOCAL_CLOSED | Link.REMOTE_CLOSED
-    assert sender.state & closed == closed
-    return sender, receiver
-
-
-def _on_another_thread(work: Any) -> None:
-    thread = threading.Thread(target=work)
-    thread.start()
-    thread.join(10)
-    assert not thread.is_alive()
-
-
-def test_pn_refcount_counts_the_wrappers_of_an_object() -> None:
-    pair = _Pair()
-    sender, _ = pair.open_link_pair()
-    ref = proton_internals._address(sender._impl)
-    before = proton_internals._refcount(ref)
-    another = Link.wrap(sender._impl)
-    assert proton_internals._refcount(ref) == before + 1
-    del another
-    assert proton_internals._refcount(ref) == before
-
-
-def test_a_freed_link_goes_on_the_engine_thread_once_only_the_engine_holds_it() -> None:
-    pair = _Pair()
-    sender, _ = _closed_link_pair(pair)
-    sender.marker = _Marker()
-    gone = weakref.ref(sender.marker)
-    freed = FreedEndpoints(pair.client)
-    assert freed.free_link(sender)
-    assert len(freed) == 1
-    seen: list[Event] = []
-    dispatch_events(collector_ref(pair.collector), None, seen.append)
-    assert Event.LINK_FINAL not in [event.type for event in seen], "no wrapper of a freed link"
-    assert pair.collector.peek() is None
-    del seen
-    freed.reap()
-    assert len(freed) == 1 and gone() is not None, "let go while a wrapper still holds it"
-    holder = [sender]
-    del sender
-    # The application drops the last wrapper on its own thread: that is not the last reference,
-    # so proton does not finalize the link there.
-    _on_another_thread(holder.clear)
-    gc.collect()
-    assert gone() is not None
-    freed.reap()
-    assert len(freed) == 0
-    assert gone() is None, "the link was not finalized when the engine let go of it"
-
-
-def test_a_link_is_freed_once_and_not_with_unsettled_deliveries_or_of_another_connection() -> None:
-    pair = _Pair()
-    sender, receiver = pair.open_link_pair()
-    _send_one(pair, sender)
-    assert sender.unsettled == 1
-    freed = FreedEndpoints(pair.client)
-    assert not freed.free_link(sender), "freeing would settle a delivery still to be acknowledged"
-    assert not freed.free_link(receiver), "the server's link is not this connection's"
-    other = _Pair()
-    other_sender, _ = _closed_link_pair(other)
-    assert freed.free_link(other_sender) is False
-    mine, _ = _closed_link_pair(_Pair())
-    theirs = FreedEndpoints(mine.session.connection)
-    assert theirs.free_link(mine) and not theirs.free_link(mine), "freed twice"
-
-
-def test_freeing_a_session_frees_its_links_and_both_go_on_reap() -> None:
-    pair = _Pair()
-    sender, _ = pair.open_link_pair()
-    session = sender.session
-    second = session.receiver("r")
-    second.open()
-    pair.pump()
-    session.close()
-    pair.pump()
-    server_session = pair.server.session_head(0)
-    assert server_session is not None
-    server_session.close()
-    pair.pump()
-    # Ended at both ends (as jmspy frees sessions), with one link still open on it.
-    assert session.state & Link.REMOTE_CLOSED and sender.state & Link.LOCAL_ACTIVE
-    sender.marker = _Marker()
-    session.marker = _Marker()
-    link_gone, session_gone = weakref.ref(sender.marker), weakref.ref(session.marker)
-    freed = FreedEndpoints(pair.client)
-    assert freed.free_session(session)
-    assert len(freed) == 3 and pair.client.link_head(0) is None
-    assert not freed.free_session(session), "freed twice"
-    del sender, second, session
-    gc.collect()
-    assert link_gone() is not None and session_gone() is not None
-    seen: list[Event] = []
-    dispatch_events(collector_ref(pair.collector), None, seen.append)
-    kinds = [event.type for event in seen]
-    assert Event.LINK_FINAL not in kinds and Event.SESSION_FINAL not in kinds
-    del seen
-    freed.reap()
-    freed.reap()
-    assert len(freed) == 0
-    assert link_gone() is None and session_gone() is None
-
-
-def test_a_session_with_unsettled_deliveries_is_not_freed() -> None:
-    pair = _Pair()
-    sender, _ = pair.open_link_pair()
-    _send_one(pair, sender)
-    freed = FreedEndpoints(pair.client)
-    assert not freed.free_session(sender.session)
-    assert len(freed) == 0 and pair.client.link_head(0) is not None
-
-
-def test_once_the_engine_is_done_nothing_is_freed_and_what_it_held_is_let_go() -> None:
-    pair = _Pair()
-    sender, _ = _closed_link_pair(pair)
-    ref = proton_internals._address(sender._impl)
-    freed = FreedEndpoints(pair.client)
-    assert freed.free_link(sender)
-    held = proton_internals._refcount(ref)
-    freed.release_all()
-    assert proton_internals._refcount(ref) == held - 1 and len(freed) == 0
-    later, _ = pair.open_link_pair()
-    assert not freed.free_link(later)
-
-
-def test_proton_s_wrappers_count_references_through_jmspy_s_gil_holding_calls() -> None:
-    """Wrappers dropped on an application thread must not change a count while the engine's
-    thread does (see hold_the_gil_in_wrapper_refcounts): their counting goes through the
-    functions proton_internals calls with the GIL held, and still counts right."""
-    import proton._wrapper as wrapper_module
-
-    assert wrapper_module.pn_incref is proton_internals._wrapper_incref
-    assert wrapper_module.pn_decref is proton_internals._wrapper_decref
-    import ctypes
-
-    # PYFUNCTYPE: ctypes keeps the GIL for the whole call.
-    for function in (proton_internals._incref, proton_internals._decref):
-        assert function._flags_ & ctypes._FUNCFLAG_PYTHONAPI  # type: ignore[attr-defined]
-    pair = _Pair()
-    sender, _ = pair.open_link_pair()
-    ref = proton_internals._address(sender._impl)
-    before = proton_internals._refcount(ref)
-    wrappers = [Link.wrap(sender._impl) for _ in range(3)]
-    assert proton_internals._refcount(ref) == before + 3
-    _on_another_thread(wrappers.clear)
-    assert proton_internals._refcount(ref) == before
