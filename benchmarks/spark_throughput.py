@@ -2,6 +2,7 @@
 on the same broker, in the same run.
 
     python benchmarks/spark_throughput.py [-n 20000] [--size 256] [--per-trigger 10000]
+                                          [--read-partitions 1] [--rounds 3]
 
 Rows of the result (every one moves N persistent messages of ``--size`` bytes):
 
@@ -19,13 +20,18 @@ Rows of the result (every one moves N persistent messages of ``--size`` bytes):
   commit; they know N, so they wait for no end of the data.
 * ``spark source -> sink``: the same source into ``writeStream.format("jms")`` (queue to
   queue).
+* ``spark batch read``: ``spark.read.format("jms")`` with ``mode=consume`` and ``count()``,
+  timed from the action until Spark has the count: one task (``--read-partitions`` tasks
+  side by side, ``minPartitions``) consumes the queue to its end (the broker's answer to a
+  drain) in one transaction and commits once Spark has every row.
 
-Then ``--rounds`` interleaved rounds of the transacted jmspy consumer and the spark source on
-fresh queues of N messages each, one right after the other, and the median of their ratio:
-on a machine shared with other work, single measurements minutes apart see different loads.
-The ratio is printed twice: for the whole query, and within its micro-batches (from the start
-of the first to the end of the last, from Spark's progress reports), which is what a
-long-running query approaches.
+Then ``--rounds`` interleaved rounds of the transacted jmspy consumer, the spark source and
+the batch read on fresh queues of N messages each, one right after the other, and the
+median of the source's and the batch read's ratio to the consumer: on a machine shared with
+other work, single measurements minutes apart see different loads. The source's ratio is
+printed twice: for the whole query, and within its micro-batches (from the start of the
+first to the end of the last, from Spark's progress reports), which is what a long-running
+query approaches.
 
 Spark's start-up and a small warm-up query of each kind are not timed (the first streaming
 query of a session pays several seconds of one-off cost). Without JMSPY_BROKER_URL a local
@@ -157,6 +163,22 @@ def spark_stream(
     return batches_seconds(progress)
 
 
+def spark_batch_read(
+    spark: Any, jms: dict[str, str], queue: str, count: int, partitions: int = 1
+) -> None:
+    """``spark.read.format("jms")``, mode=consume, counted: every message of ``queue`` (the
+    caller checks the queue is empty afterwards, i.e. the read committed), read by
+    ``partitions`` tasks side by side (``minPartitions``)."""
+    frame = (
+        spark.read.format("jms")
+        .options(**jms, destination=queue, mode="consume", minPartitions=str(partitions))
+        .load()
+    )
+    rows = frame.count()
+    if rows != count:
+        raise BenchmarkError(f"the batch read counted {rows} of {count} messages from {queue}")
+
+
 def batches_seconds(progress: list[Any]) -> float:
     """Seconds from the start of the query's first micro-batch to the end of its last, from
     Spark's progress reports: the query without its start-up and its end."""
@@ -175,6 +197,12 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=20_000, help="messages per measurement")
     parser.add_argument("--size", type=int, default=256, help="body bytes")
     parser.add_argument("--per-trigger", type=int, default=10_000, help="maxMessagesPerTrigger")
+    parser.add_argument(
+        "--read-partitions",
+        type=int,
+        default=1,
+        help="tasks that consume the queue side by side in the batch read (minPartitions)",
+    )
     parser.add_argument(
         "--rounds",
         type=int,
@@ -208,9 +236,11 @@ def main() -> int:
         spark = start_spark()
         spark_start = time.perf_counter() - started
         try:
-            warm = fresh_queue("warm")
+            warm, warm_read = fresh_queue("warm"), fresh_queue("warm")
             spark_write(spark, jms, warm, 200, size)
             spark_stream(spark, jms, warm, 200, per_trigger, os.path.join(work, "warm"))
+            spark_write(spark, jms, warm_read, 200, size)
+            spark_batch_read(spark, jms, warm_read, 200)
 
             sink_queue = fresh_queue("sink")
             rows.append(
@@ -223,6 +253,15 @@ def main() -> int:
                     lambda: spark_stream(
                         spark, jms, sink_queue, n, per_trigger, os.path.join(work, "source")
                     ),
+                )
+            )
+            batch_queue = fresh_queue("batch")
+            produce(info, batch_queue, n, body)
+            rows.append(
+                timed(
+                    "spark batch read (consume)",
+                    n,
+                    lambda: spark_batch_read(spark, jms, batch_queue, n, args.read_partitions),
                 )
             )
             ratios = interleaved_rounds(spark, info, jms, args, body, work)
@@ -248,7 +287,7 @@ def main() -> int:
         arrived = drain_queue(info, piped_out, n)
         if arrived != n:
             raise BenchmarkError(f"the pipeline delivered {arrived} of {n} messages")
-        for queue in (plain_a, plain_b, sink_queue, piped_in):
+        for queue in (plain_a, plain_b, sink_queue, piped_in, batch_queue):
             left = drain_queue(info, queue)
             if left:
                 raise BenchmarkError(f"{left} messages were left on {queue}")
@@ -270,12 +309,21 @@ def main() -> int:
         print(format_table(("path", "messages", "seconds", "msgs/s"), table))
         print()
         print(
-            f"interleaved rounds (consumer, then source, on fresh queues of {n}): "
-            + ", ".join(f"{c:,.0f} / {s:,.0f} msg/s = {s / c:.2f}x" for c, s, _ in ratios)
+            f"interleaved rounds (consumer, source, batch read, on fresh queues of {n}): "
+            + ", ".join(
+                f"{c:,.0f} / {s:,.0f} / {r:,.0f} msg/s = {s / c:.2f}x, {r / c:.2f}x"
+                for c, s, _, r in ratios
+            )
         )
-        median = statistics.median(s / c for c, s, _ in ratios)
+        median = statistics.median(s / c for c, s, _, _ in ratios)
         print(f"spark source / jmspy consumer (transacted), median of {len(ratios)}: {median:.2f}x")
-        in_batches = [b / c for c, _, b in ratios]
+        read_ratios = [r / c for c, _, _, r in ratios]
+        print(
+            f"spark batch read / jmspy consumer (transacted), median of {len(ratios)}: "
+            f"{statistics.median(read_ratios):.2f}x "
+            f"[{min(read_ratios):.2f}-{max(read_ratios):.2f}]"
+        )
+        in_batches = [b / c for c, _, b, _ in ratios]
         print(
             "the same within the query's micro-batches (first batch start to last batch end, "
             "without the query's start-up and end), median: "
@@ -287,15 +335,17 @@ def main() -> int:
 
 def interleaved_rounds(
     spark: Any, info: BrokerInfo, jms: dict[str, str], args: Any, body: bytes, work: str
-) -> list[tuple[float, float, float]]:
-    """(jmspy consumer msg/s, spark source msg/s, the source's msg/s in its micro-batches) per
-    round, one right after the other, so that both see the same load on a shared machine."""
+) -> list[tuple[float, float, float, float]]:
+    """(jmspy consumer msg/s, spark source msg/s, the source's msg/s in its micro-batches,
+    the batch read's msg/s) per round, one right after the other, so that all see the same
+    load on a shared machine."""
     n, per_trigger = args.n, args.per_trigger
-    out: list[tuple[float, float, float]] = []
+    out: list[tuple[float, float, float, float]] = []
     for round_ in range(args.rounds):
-        plain, streamed = fresh_queue("round"), fresh_queue("round")
+        plain, streamed, read = fresh_queue("round"), fresh_queue("round"), fresh_queue("round")
         produce(info, plain, n, body)
         produce(info, streamed, n, body)
+        produce(info, read, n, body)
         started = time.perf_counter()
         consume(info, plain, n, per_trigger)
         consumer_s = time.perf_counter() - started
@@ -303,10 +353,17 @@ def interleaved_rounds(
         started = time.perf_counter()
         in_batches_s = spark_stream(spark, jms, streamed, n, per_trigger, checkpoint)
         source_s = time.perf_counter() - started
-        out.append((n / consumer_s, n / source_s, n / in_batches_s))
+        started = time.perf_counter()
+        spark_batch_read(spark, jms, read, n, args.read_partitions)
+        read_s = time.perf_counter() - started
+        left = drain_queue(info, read)
+        if left:
+            raise BenchmarkError(f"the batch read left {left} messages on {read}")
+        out.append((n / consumer_s, n / source_s, n / in_batches_s, n / read_s))
         print(
             f"round {round_ + 1}: consumer {n / consumer_s:,.0f}, source {n / source_s:,.0f} "
-            f"msg/s ({n / in_batches_s:,.0f} within its micro-batches)"
+            f"msg/s ({n / in_batches_s:,.0f} within its micro-batches), batch read "
+            f"{n / read_s:,.0f}"
         )
     return out
 

@@ -10,6 +10,7 @@ Where each piece runs (see docs/spark.md):
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import signal
 import threading
@@ -39,6 +40,8 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
+
+import jmspy
 
 from ._arrow import raw_rows_to_batch
 from ._batch import browse_batches, consume_batches
@@ -70,6 +73,9 @@ __all__ = [
 
 
 log = logging.getLogger("jmspy.spark")
+
+# jmspy's default credit window of a queue consumer (jms.prefetchPolicy.queuePrefetch).
+QUEUE_PREFETCH = 1000
 
 # Rows per Arrow batch of a batch read: bounded memory in the task, few enough batches that
 # the per-batch cost does not matter.
@@ -149,19 +155,48 @@ def _row_writer(opts: JmsOptions, schema: StructType) -> RowWriter:
 
 
 class JmsBatchReader(DataSourceReader):
-    """One partition: a QueueBrowser (mode=browse) or a consumer (mode=consume)."""
+    """A QueueBrowser (mode=browse) in one partition, or consumers (mode=consume): one, or
+    ``minPartitions`` competing ones on a queue (see :func:`consume_partitions`)."""
 
     def __init__(self, opts: JmsOptions) -> None:
         self.opts = opts
 
     def partitions(self) -> Sequence[InputPartition]:
-        return [InputPartition(0)]
+        if self.opts.read_mode == "browse":
+            return [InputPartition(0)]
+        return [InputPartition(cap) for cap in consume_partitions(self.opts)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        batches = browse_batches if self.opts.read_mode == "browse" else consume_batches
-        # A consume is settled only when Spark asks for more after the last batch (see _batch).
-        for chunk in batches(self.opts, ARROW_BATCH_ROWS):
+        if self.opts.read_mode == "browse":
+            chunks = browse_batches(self.opts, ARROW_BATCH_ROWS)
+        else:
+            # A consume is settled only when Spark asks for more after the last batch (see
+            # _batch). Each partition's consumer takes at most its share of maxMessages, and
+            # its credit window is no larger than that share: a consumer holding prefetched
+            # messages it will never take would leave the others nothing to read.
+            cap = partition.value
+            window = min(self.opts.prefetch or QUEUE_PREFETCH, cap)
+            share = dataclasses.replace(self.opts, max_messages=cap, prefetch=window)
+            chunks = consume_batches(share, ARROW_BATCH_ROWS)
+        for chunk in chunks:
             yield raw_rows_to_batch(chunk)
+
+
+def consume_partitions(opts: JmsOptions) -> list[int]:
+    """The input partitions of a batch consume, as the most messages each may take.
+
+    A queue is read by ``minPartitions`` tasks side by side (Kafka's name for "at least this
+    many partitions"), each with its own connection, consumer and transaction: competing
+    consumers, so each takes what the broker gives it until a drain says the queue has
+    nothing more, and together they take at most ``maxMessages``. The order of the queue holds
+    within a partition, not across them. A topic or a durable subscription has one consumer
+    (a subscription's client id admits one connection), so one partition."""
+    wanted = opts.min_partitions
+    if not isinstance(opts.require_destination(), jmspy.Queue) or opts.subscription is not None:
+        wanted = 1
+    wanted = max(1, min(wanted, opts.max_messages))
+    share, extra = divmod(opts.max_messages, wanted)
+    return [share + (1 if index < extra else 0) for index in range(wanted)]
 
 
 class JmsStreamReader(DataSourceStreamReader, _AvailableNow):

@@ -456,3 +456,18 @@ def test_micro_batches_are_split_by_rows_per_partition_and_min_partitions(
 def test_password_is_not_in_repr() -> None:
     opts = JmsOptions.parse({"url": "amqp://h", "user": "u", "password": "s3cret"})
     assert "s3cret" not in repr(opts)
+
+
+def test_a_batch_consume_is_shared_by_min_partitions_consumers_on_a_queue_only() -> None:
+    """``minPartitions`` consumers read a queue side by side, each taking at most its share
+    of ``maxMessages``; a topic (one subscriber) stays in one partition."""
+    from jmspy.spark.datasource import consume_partitions
+
+    def caps(**extra: str) -> list[int]:
+        opts = {"url": "amqp://127.0.0.1:5672", "mode": "consume", **extra}
+        return consume_partitions(JmsOptions.parse(opts))
+
+    assert caps(destination="orders") == [1_000_000]
+    assert caps(destination="orders", minPartitions="3", maxMessages="10") == [4, 3, 3]
+    assert caps(destination="queue://orders", minPartitions="5", maxMessages="2") == [1, 1]
+    assert caps(destination="topic://prices", minPartitions="3", maxMessages="10") == [10]

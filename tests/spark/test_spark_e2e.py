@@ -251,6 +251,22 @@ def test_batch_read_browses_by_default_and_consumes_on_request(
     assert browsed.count() == 0
 
 
+def test_a_batch_consume_with_min_partitions_reads_the_queue_in_that_many_tasks(
+    spark: Any, factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    ids = send_texts(factory, unique_name, 120)
+    options = {**jms_options, "destination": unique_name, "mode": "consume", "minPartitions": "2"}
+    capped = spark.read.format("jms").options(**options, maxMessages="30").load()
+    assert capped.rdd.getNumPartitions() == 2
+    first = [r.message_id for r in capped.select("message_id").collect()]
+    # Each of the two consumers took at most its 15, and committed what it took.
+    assert len(first) == 30 and len(set(first)) == 30
+    rest_frame = spark.read.format("jms").options(**options).load()
+    rest = [r.message_id for r in rest_frame.select("message_id").collect()]
+    assert sorted(first + rest) == sorted(ids)
+    assert receive_all(factory, unique_name, wait_ms=300) == []
+
+
 def test_stream_from_a_queue_into_another_queue(
     spark: Any, factory: Any, jms_options: dict[str, str], unique_name: str, tmp_path: Path
 ) -> None:
