@@ -46,6 +46,9 @@ class ConnectionPort:
     session_opened: Callable[[Any, SessionHooks], None]
     session_closed: Callable[[Any], None]
     notify_exception_listener: Callable[[JMSException], None]
+    # ("consumer" | "producer", the MessageConsumer or MessageProducer, why): it ended for
+    # good while the connection lives on (see ConnectionListener.onConsumerClosed).
+    notify_closed_by_broker: Callable[[str, Any, JMSException], None]
     on_async_send_failure: Callable[[JMSException], None]
 
 

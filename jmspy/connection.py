@@ -71,7 +71,14 @@ class ConnectionListener(Protocol):
     * ``onConnectionInterrupted(uri)``: failover lost the connection to ``uri`` and reconnects;
     * ``onConnectionRestored(uri)``: reconnected to ``uri``, everything re-created;
     * ``onConnectionFailure(exception)``: failed for good (failover gave up, or no failover);
-      the ExceptionListener hears about it too.
+      the ExceptionListener hears about it too;
+    * ``onConsumerClosed(consumer, exception)`` and ``onProducerClosed(producer, exception)``:
+      the broker closed that consumer's or producer's link (a deleted queue, an
+      administrator), or a reconnect could not create it again (its queue missing on the
+      broker it reconnected to, a temporary destination lost with the old connection), while
+      the connection lives on. The consumer or producer is unusable from then on (its calls
+      raise the exception); a MessageListener on it gets nothing more, so this is where an
+      application learns to open a new one.
     """
 
     def onConnectionEstablished(self, uri: str) -> None:
@@ -86,6 +93,12 @@ class ConnectionListener(Protocol):
     def onConnectionFailure(self, exception: JMSException) -> None:
         """The connection failed for good (failover gave up, or there is no failover)."""
 
+    def onConsumerClosed(self, consumer: Any, exception: JMSException) -> None:
+        """The broker closed ``consumer`` (or a reconnect could not re-create it)."""
+
+    def onProducerClosed(self, producer: Any, exception: JMSException) -> None:
+        """The broker closed ``producer`` (or a reconnect could not re-create it)."""
+
 
 _LISTENER_METHODS = {
     "established": "onConnectionEstablished",
@@ -94,6 +107,8 @@ _LISTENER_METHODS = {
     "failure": "onConnectionFailure",
 }
 
+
+_CLOSED_METHODS = {"consumer": "onConsumerClosed", "producer": "onProducerClosed"}
 
 _connection_seq = itertools.count(1)
 
@@ -229,6 +244,7 @@ class Connection(ConnectionTwins):
             session_opened=self._session_hooks.__setitem__,
             session_closed=self._session_closed,
             notify_exception_listener=self._notify_exception_listener,
+            notify_closed_by_broker=self._notify_closed_by_broker,
             on_async_send_failure=self._on_async_send_failure,
         )
 
@@ -310,6 +326,14 @@ class Connection(ConnectionTwins):
         with self._state:
             self._state.notify_all()
         self._notify_exception_listener(error)
+        if self._failover is None:
+            # A failover connection reports its end itself, when it gives up reconnecting.
+            threading.Thread(
+                target=self._on_connection_event,
+                args=("failure", error),
+                name="jmspy-connection-listener",
+                daemon=True,
+            ).start()
 
     def _on_connection_event(self, kind: str, arg: Any) -> None:
         """A connection event for the ConnectionListener (on a reconnect thread or the thread
@@ -372,6 +396,24 @@ class Connection(ConnectionTwins):
                     log.exception("ExceptionListener raised")
 
         threading.Thread(target=notify, name="jmspy-exception-listener", daemon=True).start()
+
+    def _notify_closed_by_broker(self, kind: str, resource: Any, error: JMSException) -> None:
+        """Engine thread: a consumer or producer ended for good while the connection lives on;
+        its ConnectionListener method runs on a thread of its own, one event at a time."""
+        listener = self._connection_listener
+        name = _CLOSED_METHODS[kind]
+        method = getattr(listener, name, None) if listener else None
+        if method is None or self._closed:
+            return
+
+        def notify() -> None:
+            with self._event_lock:
+                try:
+                    method(resource, error)
+                except BaseException:  # noqa: BLE001 - a thread ending on SystemExit is silent
+                    log.exception("ConnectionListener.%s raised", name)
+
+        threading.Thread(target=notify, name="jmspy-connection-listener", daemon=True).start()
 
     def _on_async_send_failure(self, error: JMSException) -> None:
         """An asynchronous send failed after send() returned: only the ExceptionListener can

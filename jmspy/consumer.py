@@ -193,6 +193,7 @@ class MessageConsumer(
             spec, prefetch, decode, self._on_inbound, self._on_link_closed
         )
         self._receiver.buffered_count = self._buffered_count
+        self._receiver.on_ended = self._on_ended_by_broker
         # Failover: message ids handed to the application lately; after a reconnect a message
         # seen again is flagged JMSRedelivered (Artemis does not raise the delivery count of
         # messages a dropped connection held).
@@ -267,6 +268,12 @@ class MessageConsumer(
             self._suspect_ids.update(self._recent_ids)
             self._suspect_ids.discard(None)
             self._cv.notify_all()
+
+    def _on_ended_by_broker(self, error: JMSException) -> None:
+        """Engine thread: the link is gone for good while the connection lives on (after
+        _on_link_closed); the ConnectionListener hears of it unless the consumer was closed."""
+        if not self._closed:
+            self._port.connection_port.notify_closed_by_broker("consumer", self, error)
 
     def _on_link_closed(self, error: JMSException) -> None:
         with self._cv:

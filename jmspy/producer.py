@@ -129,7 +129,16 @@ class MessageProducer(MessageProducerTwins):
         )
         sender = self._session._amqp.create_sender(spec, self._max_in_flight)
         sender.async_failure_handler = self._port.connection_port.on_async_send_failure
+        if destination is not None and destination == self._destination:
+            # The producer's one link: its end is the producer's (an anonymous producer
+            # makes a link per destination and carries on without one of them).
+            sender.on_ended = self._on_ended_by_broker
         return sender
+
+    def _on_ended_by_broker(self, error: JMSException) -> None:
+        """Engine thread: the link is gone for good while the connection lives on."""
+        if not self._closed:
+            self._port.connection_port.notify_closed_by_broker("producer", self, error)
 
     def _link_for(self, destination: Destination) -> AmqpSender:
         link = self._links.get(None) if self._destination is None else None

@@ -287,9 +287,9 @@ class Reconnector:
         )
         log.warning("link %r could not be re-created after reconnecting: %s", link.spec.name, why)
         try:
-            self.connection.engine.submit(lambda: link._on_failed(error))
+            self.connection.engine.submit(lambda: link._end_for_good(error))
         except Exception:
-            link._on_failed(error)
+            link._end_for_good(error)
 
     def _pool_display(self) -> str:
         return ", ".join(endpoint.display() for endpoint, _ in self._pool)

@@ -6,6 +6,7 @@ size."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from proton import (
@@ -122,6 +123,9 @@ class _LinkBase:
         self._detach: Completion[None] | None = None
         self.failure: JMSException | None = None
         self.closed = False
+        # Told when the link ends for good while its connection lives on: the peer closed it,
+        # or a reconnect could not re-create it (the consumer or producer it carries is gone).
+        self.on_ended: Callable[[JMSException], None] | None = None
 
     def _register(self, link: Any) -> None:
         self.link = link
@@ -191,7 +195,20 @@ class _LinkBase:
             return
         error = error_for_condition(cond, JMSException, f"{what} closed by the peer")
         self._close_local(closed)
+        log.warning("the peer closed the %s: %s", what, error.reason)
+        self._end_for_good(error)
+
+    def _end_for_good(self, error: JMSException) -> None:
+        """Engine thread: the link is gone for good while the connection lives on (the peer
+        closed it, or a reconnect could not re-create it); fail it, then tell whoever carries
+        it (``on_ended``)."""
         self._on_failed(error)
+        handler = self.on_ended
+        if handler is not None:
+            try:
+                handler(error)
+            except Exception:  # a listener's trouble must never stop the engine
+                log.exception("handling the end of the %s raised", f"link to {self.spec.address!r}")
 
     def _close_local(self, closed: bool) -> None:
         if self.link.state & Link.LOCAL_ACTIVE:

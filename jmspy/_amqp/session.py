@@ -136,7 +136,7 @@ class AmqpSession:
             lost = link._lost_with_connection()
             if lost is not None:
                 self._links.discard(link)
-                link._on_failed(lost)
+                link._end_for_good(lost)
                 continue
             attached: Completion[None] = Completion()
             _chain(link._attach, attached)

@@ -1,0 +1,172 @@
+"""A consumer or producer the broker closes while the connection lives on: the
+ConnectionListener's onConsumerClosed / onProducerClosed (Qpid JMS's JmsConnectionListener
+has them) tell the application, since a MessageListener on such a consumer simply gets no
+more messages. A close by the application, and the loss of the whole connection, are not
+reported there."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import jmspy
+
+from .client_support import Clients, clients_fixture, wire_barrier
+from .peer import AttachRecord, LinkScript, ScriptedPeer
+
+
+@pytest.fixture
+def clients() -> Iterator[Clients]:
+    yield from clients_fixture()
+
+
+class Heard:
+    """A ConnectionListener that records what it is told, and on which thread."""
+
+    def __init__(self) -> None:
+        self.closed: list[tuple[str, Any, jmspy.JMSException, str]] = []
+        self.failures: list[jmspy.JMSException] = []
+        self.event = threading.Event()
+        self.restored = threading.Event()
+
+    def onConsumerClosed(self, consumer: Any, exception: jmspy.JMSException) -> None:
+        self.closed.append(("consumer", consumer, exception, threading.current_thread().name))
+        self.event.set()
+
+    def onProducerClosed(self, producer: Any, exception: jmspy.JMSException) -> None:
+        self.closed.append(("producer", producer, exception, threading.current_thread().name))
+        self.event.set()
+
+    def onConnectionRestored(self, uri: str) -> None:
+        self.restored.set()
+
+    def onConnectionFailure(self, exception: jmspy.JMSException) -> None:
+        self.failures.append(exception)
+        self.event.set()
+
+    def wait(self) -> None:
+        assert self.event.wait(10), "the ConnectionListener heard nothing"
+        self.event.clear()
+
+
+def _listener_threads_done() -> None:
+    """Join the threads that call the ConnectionListener, so that nothing is still on its
+    way when a test asserts what was (not) heard."""
+    for thread in threading.enumerate():
+        if thread.name == "jmspy-connection-listener":
+            thread.join(10)
+            assert not thread.is_alive()
+
+
+def test_a_consumer_the_broker_closes_is_reported_and_the_connection_works_on(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    connection = clients.connect(peer, start=True)
+    heard = Heard()
+    connection.setConnectionListener(heard)
+    session = connection.createSession()
+    consumer = session.createConsumer(session.createQueue("orders"))
+    consumer.setMessageListener(lambda message: None)
+    attach = peer.wait_for_attach("orders", role="receiver")
+
+    peer.close_link(attach.name, "amqp:resource-deleted", "queue orders deleted")
+
+    heard.wait()
+    kind, which, exception, thread = heard.closed[0]
+    assert kind == "consumer" and which is consumer
+    assert "amqp:resource-deleted" in str(exception) and "queue orders deleted" in str(exception)
+    assert thread == "jmspy-connection-listener"  # not the engine thread
+    with pytest.raises(jmspy.IllegalStateException, match="queue orders deleted"):
+        consumer.getMessageListener()
+    # One consumer gone, the connection and session carry on.
+    again = session.createConsumer(session.createQueue("orders"))
+    producer = session.createProducer(session.createQueue("orders"))
+    producer.send(session.createTextMessage("still here"))
+    again.close()
+    connection.close()  # a close by the application is no failure
+    _listener_threads_done()
+    assert len(heard.closed) == 1 and heard.failures == []
+
+
+def test_a_producer_the_broker_closes_is_reported_and_cannot_send(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    connection = clients.connect(peer)
+    heard = Heard()
+    connection.setConnectionListener(heard)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("prices"))
+    attach = peer.wait_for_attach("prices", role="sender")
+
+    peer.close_link(attach.name, "amqp:unauthorized-access", "no longer allowed")
+
+    heard.wait()
+    kind, which, exception, _ = heard.closed[0]
+    assert kind == "producer" and which is producer
+    assert "no longer allowed" in str(exception)
+    with pytest.raises(jmspy.JMSException):
+        producer.send(session.createTextMessage("refused"))
+
+
+def test_closes_by_the_application_and_a_lost_connection_are_not_reported_there(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    connection = clients.connect(peer, start=True)
+    heard = Heard()
+    connection.setConnectionListener(heard)
+    session = connection.createSession()
+    closed_here = session.createConsumer(session.createQueue("a"))
+    producer = session.createProducer(session.createQueue("b"))
+    kept = session.createConsumer(session.createQueue("c"))
+    kept.setMessageListener(lambda message: None)
+    closed_here.close()
+    producer.close()
+    wire_barrier(connection)
+
+    peer.drop()
+
+    heard.wait()
+    assert len(heard.failures) == 1
+    _listener_threads_done()
+    assert heard.closed == []
+
+
+def test_a_consumer_failover_cannot_re_create_is_reported_and_the_rest_is_restored(
+    make_peer: Any, clients: Clients
+) -> None:
+    """After the reconnect the peer refuses the consumer's queue (a node that came back
+    without it): that consumer is reported closed; the connection and the other consumer
+    are restored."""
+
+    def scripts(attach: AttachRecord) -> LinkScript | None:
+        if attach.conn > 0 and attach.address == "gone":
+            return LinkScript(refuse=("amqp:not-found", "no queue 'gone'"))
+        return None
+
+    peer = make_peer(links=scripts)
+    url = f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+    connection = clients.track(clients.factory(url).createConnection())
+    heard = Heard()
+    connection.setConnectionListener(heard)
+    session = connection.createSession()
+    lost = session.createConsumer(session.createQueue("gone"))
+    kept = session.createConsumer(session.createQueue("kept"))
+    lost.setMessageListener(lambda message: None)
+    kept.setMessageListener(lambda message: None)
+    first = peer.connections[0]
+    wire_barrier(connection)
+    assert len(first.attaches) == 2
+
+    peer.drop(reset=True)
+
+    heard.wait()
+    assert heard.restored.wait(10)
+    kind, which, exception, _ = heard.closed[0]
+    assert kind == "consumer" and which is lost
+    assert "no queue 'gone'" in str(exception)
+    _listener_threads_done()
+    assert len(heard.closed) == 1 and heard.failures == []
+    assert kept.getMessageListener() is not None  # still open
