@@ -2,7 +2,7 @@
 on the same broker, in the same run.
 
     python benchmarks/spark_throughput.py [-n 20000] [--size 256] [--per-trigger 10000]
-                                          [--read-partitions 1] [--rounds 3]
+                                          [--read-partitions 2] [--rounds 3]
 
 Rows of the result (every one moves N persistent messages of ``--size`` bytes):
 
@@ -21,9 +21,10 @@ Rows of the result (every one moves N persistent messages of ``--size`` bytes):
 * ``spark source -> sink``: the same source into ``writeStream.format("jms")`` (queue to
   queue).
 * ``spark batch read``: ``spark.read.format("jms")`` with ``mode=consume`` and ``count()``,
-  timed from the action until Spark has the count: one task (``--read-partitions`` tasks
-  side by side, ``minPartitions``) consumes the queue to its end (the broker's answer to a
-  drain) in one transaction and commits once Spark has every row.
+  timed from the action until Spark has the count: ``--read-partitions`` tasks side by side
+  (``minPartitions``, by default 2, one per core of the session) consume the queue to its
+  end (the broker's answer to a drain), each in one transaction it commits once Spark has
+  its rows.
 
 Then ``--rounds`` interleaved rounds of the transacted jmspy consumer, the spark source and
 the batch read on fresh queues of N messages each, one right after the other, and the
@@ -200,8 +201,9 @@ def main() -> int:
     parser.add_argument(
         "--read-partitions",
         type=int,
-        default=1,
-        help="tasks that consume the queue side by side in the batch read (minPartitions)",
+        default=2,
+        help="tasks that consume the queue side by side in the batch read (minPartitions; "
+        "2: one per core of the local[2] session)",
     )
     parser.add_argument(
         "--rounds",
@@ -342,17 +344,19 @@ def interleaved_rounds(
     n, per_trigger = args.n, args.per_trigger
     out: list[tuple[float, float, float, float]] = []
     for round_ in range(args.rounds):
+        # Each queue is filled just before it is read: the broker holds one run's messages at
+        # a time (several runs' worth of large N would fill its memory and stop the senders).
         plain, streamed, read = fresh_queue("round"), fresh_queue("round"), fresh_queue("round")
         produce(info, plain, n, body)
-        produce(info, streamed, n, body)
-        produce(info, read, n, body)
         started = time.perf_counter()
         consume(info, plain, n, per_trigger)
         consumer_s = time.perf_counter() - started
         checkpoint = os.path.join(work, f"round-{round_}")
+        produce(info, streamed, n, body)
         started = time.perf_counter()
         in_batches_s = spark_stream(spark, jms, streamed, n, per_trigger, checkpoint)
         source_s = time.perf_counter() - started
+        produce(info, read, n, body)
         started = time.perf_counter()
         spark_batch_read(spark, jms, read, n, args.read_partitions)
         read_s = time.perf_counter() - started
