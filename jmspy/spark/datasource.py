@@ -175,7 +175,11 @@ class JmsBatchReader(DataSourceReader):
             # its credit window is no larger than that share: a consumer holding prefetched
             # messages it will never take would leave the others nothing to read.
             cap = partition.value
-            window = min(self.opts.prefetch or QUEUE_PREFETCH, cap)
+            window = self.opts.prefetch
+            if window is not None:
+                window = min(window, cap)
+            elif cap < QUEUE_PREFETCH:
+                window = cap  # else the URL's prefetch, or jmspy's default, applies
             share = dataclasses.replace(self.opts, max_messages=cap, prefetch=window)
             chunks = consume_batches(share, ARROW_BATCH_ROWS)
         for chunk in chunks:
