@@ -7,7 +7,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from typing import Any, Protocol, overload
+from typing import Any, overload
 
 from ._amqp.provider import AmqpConnection, AmqpSender, LinkSpec
 from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the others
@@ -23,6 +23,12 @@ from ._twins.connection import ConnectionMetaDataTwins, ConnectionTwins
 from ._version import __version__
 from ._wire import Wire
 from .adapters import BrokerProfile, choose_profile
+from .connection_listeners import (
+    CLOSED_METHODS,
+    LISTENER_METHODS,
+    ConnectionListener,
+    ExceptionListener,
+)
 from .destination import Destination, TemporaryQueue, TemporaryTopic
 from .errors import (
     IllegalStateException,
@@ -48,67 +54,6 @@ __all__ = [
 
 log = logging.getLogger("jmspy.connection")
 
-
-class ExceptionListener(Protocol):
-    """Hears of connection problems that no call can report (``jakarta.jms.ExceptionListener``).
-
-    A plain callable taking the exception works too. Invocations for one connection are serialised
-    and run on a jmspy thread, never the engine thread.
-    """
-
-    def onException(self, exception: JMSException) -> None:
-        """Called with the connection's failure.
-
-        Also called for an asynchronous send that failed after ``send`` returned.
-        """
-
-
-class ConnectionListener(Protocol):
-    """Connection events, as Qpid JMS's ``JmsConnectionListener`` has them (any method may be
-    left out). Called on a jmspy thread that is never the engine thread, one event at a time.
-
-    * ``onConnectionEstablished(uri)``: the first connect succeeded;
-    * ``onConnectionInterrupted(uri)``: failover lost the connection to ``uri`` and reconnects;
-    * ``onConnectionRestored(uri)``: reconnected to ``uri``, everything re-created;
-    * ``onConnectionFailure(exception)``: failed for good (failover gave up, or no failover);
-      the ExceptionListener hears about it too;
-    * ``onConsumerClosed(consumer, exception)`` and ``onProducerClosed(producer, exception)``:
-      the broker closed that consumer's or producer's link (a deleted queue, an
-      administrator), or a reconnect could not create it again (its queue missing on the
-      broker it reconnected to, a temporary destination lost with the old connection), while
-      the connection lives on. The consumer or producer is unusable from then on (its calls
-      raise the exception); a MessageListener on it gets nothing more, so this is where an
-      application learns to open a new one.
-    """
-
-    def onConnectionEstablished(self, uri: str) -> None:
-        """The first connect to ``uri`` succeeded."""
-
-    def onConnectionInterrupted(self, uri: str) -> None:
-        """Failover lost the connection to ``uri`` and is reconnecting."""
-
-    def onConnectionRestored(self, uri: str) -> None:
-        """Reconnected to ``uri``; sessions, producers and consumers were re-created."""
-
-    def onConnectionFailure(self, exception: JMSException) -> None:
-        """The connection failed for good (failover gave up, or there is no failover)."""
-
-    def onConsumerClosed(self, consumer: Any, exception: JMSException) -> None:
-        """The broker closed ``consumer`` (or a reconnect could not re-create it)."""
-
-    def onProducerClosed(self, producer: Any, exception: JMSException) -> None:
-        """The broker closed ``producer`` (or a reconnect could not re-create it)."""
-
-
-_LISTENER_METHODS = {
-    "established": "onConnectionEstablished",
-    "interrupted": "onConnectionInterrupted",
-    "restored": "onConnectionRestored",
-    "failure": "onConnectionFailure",
-}
-
-
-_CLOSED_METHODS = {"consumer": "onConsumerClosed", "producer": "onProducerClosed"}
 
 _connection_seq = itertools.count(1)
 
@@ -348,14 +293,14 @@ class Connection(ConnectionTwins):
                 # setter would let applications "undelete" one.
                 destination._deleted = True  # type: ignore[attr-defined]
         listener = self._connection_listener
-        method = getattr(listener, _LISTENER_METHODS[kind], None) if listener else None
+        method = getattr(listener, LISTENER_METHODS[kind], None) if listener else None
         if method is None:
             return
         with self._event_lock:
             try:
                 method(arg)
             except Exception:
-                log.exception("ConnectionListener.%s raised", _LISTENER_METHODS[kind])
+                log.exception("ConnectionListener.%s raised", LISTENER_METHODS[kind])
 
     def setConnectionListener(self, listener: ConnectionListener | Any | None) -> None:
         """jmspy extension (Qpid JMS's ``JmsConnection.addConnectionListener``): receive
@@ -401,7 +346,7 @@ class Connection(ConnectionTwins):
         """Engine thread: a consumer or producer ended for good while the connection lives on;
         its ConnectionListener method runs on a thread of its own, one event at a time."""
         listener = self._connection_listener
-        name = _CLOSED_METHODS[kind]
+        name = CLOSED_METHODS[kind]
         method = getattr(listener, name, None) if listener else None
         if method is None or self._closed:
             return

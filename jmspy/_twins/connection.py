@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from jmspy.connection import ConnectionListener, ConnectionMetaData, ExceptionListener
+    from jmspy.connection import ConnectionMetaData
+    from jmspy.connection_listeners import ConnectionListener, ExceptionListener
     from jmspy.errors import JMSException
     from jmspy.session import Session
 
