@@ -11,13 +11,21 @@ from ..context import CheckContext
 from ..model import Verdict
 
 
-def expiry_restamped(ctx: CheckContext, received: Any) -> Verdict | None:
-    """A deviation when jmspy sent the expired-while-delayed message with the right
-    absolute-expiry-time and the broker delivered it anyway with a later expiration (the
-    ActiveMQ Classic scheduler stamps a new one when it releases the message); None when
-    jmspy's own frame was wrong or not captured."""
+def expiry_restamped(
+    ctx: CheckContext,
+    received: Any,
+    text: str = "expires while delayed",
+    delay_ms: int = 300,
+    ttl_ms: int = 300,
+) -> Verdict | None:
+    """A deviation when jmspy sent the delayed message ``text`` with the right
+    absolute-expiry-time (send time + ``ttl_ms``, delivery time send time + ``delay_ms``) and
+    the broker delivered it with a later expiration: the ActiveMQ Classic scheduler stamps a
+    new one (release time + TTL) when it releases a delayed message, which also delivers one
+    that expired while it was delayed. None when jmspy's own frame was wrong or not
+    captured."""
     sent = [m for m in ctx.sent_messages() if m is not None]
-    wanted = [m for m in sent if ("amqp-value", "expires while delayed") in m.body]
+    wanted = [m for m in sent if ("amqp-value", text) in m.body]
     if len(wanted) != 1:
         return None
     raw = wanted[0]
@@ -26,18 +34,25 @@ def expiry_restamped(ctx: CheckContext, received: Any) -> Verdict | None:
     due = raw.annotations.get("x-opt-delivery-time")
     if stamp is None or expiry is None or due is None:
         return None
-    if (int(expiry) - int(stamp), int(due) - int(stamp)) != (300, 300):
+    if (int(expiry) - int(stamp), int(due) - int(stamp)) != (ttl_ms, delay_ms):
         return None
+    if received.getJMSExpiration() <= int(expiry):
+        return None  # not moved later: something else is wrong
     ctx.note(f"jmspy sent: {raw.describe()}")
     ctx.note(
         f"the broker delivered it with JMSExpiration {received.getJMSExpiration()} "
         f"({received.getJMSExpiration() - int(expiry)} ms after the expiry jmspy sent)"
     )
+    if ttl_ms <= delay_ms:
+        what = "a message that expired while it was delayed, with its expiration moved"
+        expected = f"expired unseen at absolute-expiry-time {int(expiry)}"
+    else:
+        what = "a delayed message with its expiration moved"
+        expected = f"JMSExpiration {int(expiry)} (absolute-expiry-time as sent)"
     return ctx.broker_deviation(
-        "the broker delivered a message that expired while it was delayed, with its "
-        "expiration moved past the release (the scheduler re-stamps the TTL)",
+        f"the broker delivered {what} past the release (the scheduler re-stamps the TTL)",
         observed=f"delivered, JMSExpiration {received.getJMSExpiration()}",
-        expected=f"expired unseen at absolute-expiry-time {int(expiry)}",
+        expected=expected,
     )
 
 

@@ -355,6 +355,11 @@ def dd7(ctx: CheckContext) -> Verdict:
     )
     ctx.expect(arrived - due < LATE_MS, f"{arrived - due} ms late", f"< {LATE_MS} ms late")
     ctx.expect_equal(received.getJMSDeliveryTime(), due, "received JMSDeliveryTime")
+    if received.getJMSExpiration() != kept.getJMSExpiration():
+        # The same scheduler behaviour seen on the kept message (whichever comes first).
+        restamped = expiry_restamped(ctx, received, "kept", delay_ms=600, ttl_ms=5000)
+        if restamped is not None:
+            return restamped
     ctx.expect_equal(received.getJMSExpiration(), kept.getJMSExpiration(), "received JMSExpiration")
     rest = [m.getText() for m in drain(consumer, 400)]
     ctx.expect_equal(rest, [], "messages after the kept one (the expired one must not come)")
