@@ -273,12 +273,7 @@ class Connection(ConnectionTwins):
         self._notify_exception_listener(error)
         if self._failover is None:
             # A failover connection reports its end itself, when it gives up reconnecting.
-            threading.Thread(
-                target=self._on_connection_event,
-                args=("failure", error),
-                name="jmspy-connection-listener",
-                daemon=True,
-            ).start()
+            self._call_listener_elsewhere(LISTENER_METHODS["failure"], error)
 
     def _on_connection_event(self, kind: str, arg: Any) -> None:
         """A connection event for the ConnectionListener (on a reconnect thread or the thread
@@ -345,16 +340,22 @@ class Connection(ConnectionTwins):
     def _notify_closed_by_broker(self, kind: str, resource: Any, error: JMSException) -> None:
         """Engine thread: a consumer or producer ended for good while the connection lives on;
         its ConnectionListener method runs on a thread of its own, one event at a time."""
+        if not self._closed:
+            self._call_listener_elsewhere(CLOSED_METHODS[kind], resource, error)
+
+    def _call_listener_elsewhere(self, name: str, *args: Any) -> None:
+        """Call the ConnectionListener's method ``name`` (if it has one) on a thread of its
+        own, one event at a time: for events seen on the engine thread, which must not wait
+        for the application."""
         listener = self._connection_listener
-        name = CLOSED_METHODS[kind]
         method = getattr(listener, name, None) if listener else None
-        if method is None or self._closed:
+        if method is None:
             return
 
         def notify() -> None:
             with self._event_lock:
                 try:
-                    method(resource, error)
+                    method(*args)
                 except BaseException:  # noqa: BLE001 - a thread ending on SystemExit is silent
                     log.exception("ConnectionListener.%s raised", name)
 

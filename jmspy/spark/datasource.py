@@ -42,6 +42,7 @@ from pyspark.sql.types import (
 )
 
 import jmspy
+from jmspy.options import ConnectionOptions
 
 from ._arrow import raw_rows_to_batch
 from ._batch import browse_batches, consume_batches
@@ -75,7 +76,7 @@ __all__ = [
 log = logging.getLogger("jmspy.spark")
 
 # jmspy's default credit window of a queue consumer (jms.prefetchPolicy.queuePrefetch).
-QUEUE_PREFETCH = 1000
+QUEUE_PREFETCH: int = ConnectionOptions.model_fields["queue_prefetch"].default
 
 # Rows per Arrow batch of a batch read: bounded memory in the task, few enough batches that
 # the per-batch cost does not matter.

@@ -52,6 +52,14 @@ class Heard:
         self.event.clear()
 
 
+def _listened(clients: Clients, peer: ScriptedPeer, start: bool = False) -> tuple[Any, Heard, Any]:
+    """A connection to ``peer`` with a Heard listener, and a session on it."""
+    connection = clients.connect(peer, start=start)
+    heard = Heard()
+    connection.setConnectionListener(heard)
+    return connection, heard, connection.createSession()
+
+
 def _listener_threads_done() -> None:
     """Join the threads that call the ConnectionListener, so that nothing is still on its
     way when a test asserts what was (not) heard."""
@@ -64,10 +72,7 @@ def _listener_threads_done() -> None:
 def test_a_consumer_the_broker_closes_is_reported_and_the_connection_works_on(
     peer: ScriptedPeer, clients: Clients
 ) -> None:
-    connection = clients.connect(peer, start=True)
-    heard = Heard()
-    connection.setConnectionListener(heard)
-    session = connection.createSession()
+    connection, heard, session = _listened(clients, peer, start=True)
     consumer = session.createConsumer(session.createQueue("orders"))
     consumer.setMessageListener(lambda message: None)
     attach = peer.wait_for_attach("orders", role="receiver")
@@ -94,10 +99,7 @@ def test_a_consumer_the_broker_closes_is_reported_and_the_connection_works_on(
 def test_a_producer_the_broker_closes_is_reported_and_cannot_send(
     peer: ScriptedPeer, clients: Clients
 ) -> None:
-    connection = clients.connect(peer)
-    heard = Heard()
-    connection.setConnectionListener(heard)
-    session = connection.createSession()
+    _, heard, session = _listened(clients, peer)
     producer = session.createProducer(session.createQueue("prices"))
     attach = peer.wait_for_attach("prices", role="sender")
 
@@ -114,10 +116,7 @@ def test_a_producer_the_broker_closes_is_reported_and_cannot_send(
 def test_closes_by_the_application_and_a_lost_connection_are_not_reported_there(
     peer: ScriptedPeer, clients: Clients
 ) -> None:
-    connection = clients.connect(peer, start=True)
-    heard = Heard()
-    connection.setConnectionListener(heard)
-    session = connection.createSession()
+    connection, heard, session = _listened(clients, peer, start=True)
     closed_here = session.createConsumer(session.createQueue("a"))
     producer = session.createProducer(session.createQueue("b"))
     kept = session.createConsumer(session.createQueue("c"))
