@@ -34,6 +34,7 @@ from .completion import Completion
 from .engine_errors import EngineStopped, IdleTimeoutExpired
 from .preamble import READ_CHUNK, ConnectPreamble
 from .proton_internals import (
+    HeldWrappers,
     OrphanedRefs,
     collector_ref,
     dispatch_events,
@@ -111,6 +112,8 @@ class Engine(ConnectPreamble):
         self._transport_ref = transport_ref(transport)
         # References of received deliveries let go on other threads, dropped here each turn.
         self.orphans = OrphanedRefs()
+        # Proton's wrappers of this connection's links and sessions, let go of here.
+        self.held_wrappers = HeldWrappers()
         self._work: collections.deque[Callable[[], None]] = collections.deque()
         # Run once after the current pass over proton's events (engine thread only): lets a
         # consumer link hand over all the transfers of one read at once.
@@ -312,6 +315,7 @@ class Engine(ConnectPreamble):
             take = getattr(self.handler, "take_leftover_work", None)
             if take is None or not take(self._work):
                 self._drain_work_after_stop()
+            self.held_wrappers.clear()
         finally:
             self._finished.set()
 
@@ -452,6 +456,7 @@ class Engine(ConnectPreamble):
         now = time.monotonic()
         if self._run_timers(now):
             self._dispatch_events()  # what the timers raised
+        self.held_wrappers.sweep(now)
         self._write(sock)
         # pending()/capacity() make proton process input and may raise events (e.g. a
         # SASL failure); dispatch them before leaving so the reason reaches the provider.

@@ -129,6 +129,8 @@ class _LinkBase:
 
     def _register(self, link: Any) -> None:
         self.link = link
+        # This object may go on any thread; proton's wrapper goes on the engine's.
+        self.connection.engine.held_wrappers.hold(link)
         link.jmspy_ctx = self
         self.connection.forget_link_contexts()
         self.session._links.add(self)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
     "CollectorRef",
     "DeliveryHandle",
     "DeliveryRef",
+    "HeldWrappers",
     "LinkRef",
     "OrphanedRefs",
     "TransportRef",
@@ -204,6 +206,65 @@ class OrphanedRefs:
                 self._engine_done = True
         for ref in refs:
             _decref(ref)
+
+
+def _reference_counts(wrappers: list[object]) -> list[int]:
+    """``sys.getrefcount`` of each of ``wrappers``, counted the same way every time (the list,
+    the loop's name and the call's argument are references too)."""
+    return [sys.getrefcount(wrapper) for wrapper in wrappers]
+
+
+# What _reference_counts gives for an object held by its list alone.
+_HELD_BY_THE_LIST_ONLY = _reference_counts([object()])[0]
+
+
+class HeldWrappers:
+    """Proton's wrappers of a connection's links and sessions, which its engine lets go of on
+    its own thread.
+
+    A wrapper's ``__del__`` decrements the proton object's reference count without the GIL,
+    and proton is not thread-safe: on another thread it could overlap the engine's own change
+    of the same count (a lost update is a leak or an early free). The provider objects that
+    carry the wrappers (a consumer's receiver link, a session) form reference cycles once
+    closed, and the garbage collector frees them on whichever thread it runs, usually an
+    application's. So the engine holds a reference to every wrapper it makes for them, and a
+    holder going anywhere only lowers the wrapper's Python count; now and then (:meth:`sweep`,
+    at most every :data:`SWEEP_INTERVAL_S`) the engine lets go of the wrappers nothing else
+    holds, which then go on its thread. Python's counts are exact under the GIL, so no weak
+    reference callback or collection order is relied on. Engine thread only.
+    """
+
+    SWEEP_INTERVAL_S = 0.5
+
+    __slots__ = ("_wrappers", "_next_sweep")
+
+    def __init__(self) -> None:
+        self._wrappers: list[object] = []
+        self._next_sweep = 0.0
+
+    def __len__(self) -> int:
+        return len(self._wrappers)
+
+    def hold(self, wrapper: object) -> None:
+        """Keep ``wrapper`` until nothing else holds it (engine thread)."""
+        self._wrappers.append(wrapper)
+
+    def sweep(self, now: float) -> None:
+        """Let go of the wrappers only this holds, if the last sweep was long enough ago."""
+        if now < self._next_sweep or not self._wrappers:
+            return
+        self._next_sweep = now + self.SWEEP_INTERVAL_S
+        counts = _reference_counts(self._wrappers)
+        if min(counts) > _HELD_BY_THE_LIST_ONLY:
+            return
+        kept = [
+            w for w, n in zip(self._wrappers, counts, strict=True) if n > _HELD_BY_THE_LIST_ONLY
+        ]
+        self._wrappers = kept  # the others' last reference goes here, on this thread
+
+    def clear(self) -> None:
+        """The engine has ended: nothing touches the connection's proton objects any more."""
+        self._wrappers = []
 
 
 class DeliveryHandle:

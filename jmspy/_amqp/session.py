@@ -48,9 +48,15 @@ class AmqpSession:
         self.closed = False
         self._released = False  # the current proton session let go of (see _release_if_ended)
 
+    def _hold(self, session: Any) -> None:
+        """Engine thread: carry proton's ``session``; this object may go on any thread, the
+        wrapper goes on the engine's (HeldWrappers)."""
+        self._proton = session
+        self.connection.engine.held_wrappers.hold(session)
+
     def _do_begin(self, completion: Completion[None]) -> None:
         session = self.connection._proton.session()
-        self._proton = session
+        self._hold(session)
         self._released = False
         session.jmspy_ctx = self
         self.connection._sessions.add(self)
@@ -124,7 +130,7 @@ class AmqpSession:
         _chain(self._begin, begun)
         self._begin = begun
         session = self.connection._proton.session()
-        self._proton = session
+        self._hold(session)
         self._released = False
         session.jmspy_ctx = self
         session.open()

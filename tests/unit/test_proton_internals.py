@@ -9,16 +9,22 @@ Two in-memory proton connections are pumped into each other: no sockets, no brok
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.metadata
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
+import proton._wrapper as proton_wrapper
+from cproton import addressof
 from proton import Collector, Connection, Data, Delivery, Described, Event, Link, Transport, ulong
 
 from jmspy._amqp import proton_internals
 from jmspy._amqp.proton_internals import (
     DeliveryHandle,
+    HeldWrappers,
     OrphanedRefs,
     accept_and_settle,
     accept_and_settle_all,
@@ -435,6 +441,82 @@ def test_a_released_handle_leaves_nothing_behind() -> None:
     _dropped_on_another_thread(handles.pop())
 
     assert not orphans
+
+
+class _Holder:
+    """Stands for a provider object carrying a wrapper, in a reference cycle as they are."""
+
+    def __init__(self, wrapper: object) -> None:
+        self.wrapper = wrapper
+        self.me = self
+
+
+def _recording_drops(monkeypatch: Any, wrapper: Any) -> list[str]:
+    """The names of the threads proton's wrappers of ``wrapper``'s object go on."""
+    dropped_on: list[str] = []
+    original = proton_wrapper.Wrapper.__del__
+    watched = addressof(wrapper._impl)
+
+    def recording_del(other: Any) -> None:
+        if addressof(other._impl) == watched:
+            dropped_on.append(threading.current_thread().name)
+        original(other)
+
+    monkeypatch.setattr(proton_wrapper.Wrapper, "__del__", recording_del)
+    return dropped_on
+
+
+def _on_thread(name: str, work: Callable[[], object]) -> None:
+    thread = threading.Thread(target=work, name=name)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def test_a_held_wrapper_whose_holder_is_collected_elsewhere_goes_on_the_engine_thread(
+    monkeypatch: Any,
+) -> None:
+    pair = _Pair()
+    _sender, receiver = pair.open_link_pair()
+    dropped_on = _recording_drops(monkeypatch, receiver)
+    held = HeldWrappers()
+    held.hold(receiver)
+    holder = _Holder(receiver)
+    del receiver, holder
+
+    _on_thread("application", gc.collect)  # the holder's cycle goes on an application thread
+    assert dropped_on == [] and len(held) == 1
+
+    _on_thread("engine", lambda: held.sweep(time.monotonic()))
+    assert dropped_on == ["engine"] and len(held) == 0
+
+
+def test_a_sweep_keeps_what_is_still_held_and_waits_its_interval(monkeypatch: Any) -> None:
+    pair = _Pair()
+    _sender, receiver = pair.open_link_pair()
+    dropped_on = _recording_drops(monkeypatch, receiver)
+    held = HeldWrappers()
+    held.hold(receiver)
+    holder = _Holder(receiver)
+    now = 1000.0
+
+    held.sweep(now)  # the holder still carries it
+    assert len(held) == 1
+    del receiver, holder
+    gc.collect()
+    held.sweep(now + HeldWrappers.SWEEP_INTERVAL_S / 2)  # too soon after the last sweep
+    assert len(held) == 1 and dropped_on == []
+    held.sweep(now + HeldWrappers.SWEEP_INTERVAL_S)
+    assert len(held) == 0 and dropped_on == [threading.current_thread().name]
+
+
+def test_once_the_engine_has_ended_held_wrappers_go_with_their_holders() -> None:
+    pair = _Pair()
+    _sender, receiver = pair.open_link_pair()
+    held = HeldWrappers()
+    held.hold(receiver)
+    held.clear()
+    assert len(held) == 0
 
 
 def test_accept_and_settle_all_accepts_every_handle() -> None:
