@@ -373,10 +373,7 @@ def _dropped_on_another_thread(handle: DeliveryHandle) -> None:
     thread drops a message."""
     box = [handle]
     del handle
-    thread = threading.Thread(target=box.clear)
-    thread.start()
-    thread.join(10)
-    assert not thread.is_alive()
+    _on_thread("application", box.clear)
 
 
 def _one_received() -> tuple[_Pair, Delivery, Delivery]:
@@ -473,16 +470,22 @@ def _on_thread(name: str, work: Callable[[], object]) -> None:
     assert not thread.is_alive()
 
 
-def test_a_held_wrapper_whose_holder_is_collected_elsewhere_goes_on_the_engine_thread(
-    monkeypatch: Any,
-) -> None:
+def _held_in_a_cycle(monkeypatch: Any) -> tuple[_Pair, HeldWrappers, _Holder, list[str]]:
+    """A receiver link's wrapper held by a HeldWrappers and by a holder in a reference cycle:
+    (the connections, the HeldWrappers, the holder, the threads the wrapper goes on)."""
     pair = _Pair()
     _sender, receiver = pair.open_link_pair()
     dropped_on = _recording_drops(monkeypatch, receiver)
     held = HeldWrappers()
     held.hold(receiver)
-    holder = _Holder(receiver)
-    del receiver, holder
+    return pair, held, _Holder(receiver), dropped_on
+
+
+def test_a_held_wrapper_whose_holder_is_collected_elsewhere_goes_on_the_engine_thread(
+    monkeypatch: Any,
+) -> None:
+    _pair, held, holder, dropped_on = _held_in_a_cycle(monkeypatch)
+    del holder
 
     _on_thread("application", gc.collect)  # the holder's cycle goes on an application thread
     assert dropped_on == [] and len(held) == 1
@@ -492,17 +495,12 @@ def test_a_held_wrapper_whose_holder_is_collected_elsewhere_goes_on_the_engine_t
 
 
 def test_a_sweep_keeps_what_is_still_held_and_waits_its_interval(monkeypatch: Any) -> None:
-    pair = _Pair()
-    _sender, receiver = pair.open_link_pair()
-    dropped_on = _recording_drops(monkeypatch, receiver)
-    held = HeldWrappers()
-    held.hold(receiver)
-    holder = _Holder(receiver)
+    _pair, held, holder, dropped_on = _held_in_a_cycle(monkeypatch)
     now = 1000.0
 
     held.sweep(now)  # the holder still carries it
     assert len(held) == 1
-    del receiver, holder
+    del holder
     gc.collect()
     held.sweep(now + HeldWrappers.SWEEP_INTERVAL_S / 2)  # too soon after the last sweep
     assert len(held) == 1 and dropped_on == []
