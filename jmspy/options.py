@@ -79,6 +79,15 @@ class ConnectionOptions(BaseModel):
     sasl_mechanisms: str | None = Field(None, alias="amqp.saslMechanisms")
     max_frame_size: int = Field(1048576, alias="amqp.maxFrameSize", ge=512, le=UINT_MAX)
     drain_timeout: int = Field(60000, alias="amqp.drainTimeout", gt=0, le=MAX_TIMEOUT_MS)
+    # Without the broker's anonymous relay an anonymous producer attaches a link per
+    # destination: at most this many stay open per producer (0: one link per send), and one
+    # unused this long (ms, 0: no limit) is closed at the producer's next send.
+    anonymous_fallback_cache_size: int = Field(
+        1, alias="amqp.anonymousFallbackCacheSize", ge=0, le=JAVA_INT_MAX
+    )
+    anonymous_fallback_cache_timeout: int = Field(
+        30000, alias="amqp.anonymousFallbackCacheTimeout", ge=0, le=MAX_TIMEOUT_MS
+    )
     trace_frames: bool = Field(False, alias="amqp.traceFrames")
 
     # --- transport.* ---

@@ -113,6 +113,16 @@ class MessageProducer(MessageProducerTwins):
             self._links[destination] = self._attach(destination)
         elif ANONYMOUS_RELAY in port.amqp_connection.remote_offered_capabilities:
             self._links[None] = self._attach(None)
+        # An anonymous producer on a broker without the anonymous relay attaches a link per
+        # destination (a "fallback" link, Qpid JMS's term). Kept in least-recently-used order
+        # (the dict's), at most amqp.anonymousFallbackCacheSize of them: a producer that sends
+        # to a new destination every time would otherwise hold a link, and the broker one,
+        # for each destination it ever used.
+        self._fallback = destination is None and None not in self._links
+        self._fallback_size = options.anonymous_fallback_cache_size
+        self._fallback_idle_s = options.anonymous_fallback_cache_timeout / 1000.0
+        self._close_timeout_s = options.close_timeout / 1000.0
+        self._fallback_used: dict[Destination | None, float] = {}
         if options.tracing:  # jmspy.tracing: a span and trace context per send (tracing.py)
             self._send = tracing.traced_send(self._connection, self._send)  # type: ignore[method-assign]
 
@@ -144,12 +154,36 @@ class MessageProducer(MessageProducerTwins):
         link = self._links.get(None) if self._destination is None else None
         if link is not None:
             return link
-        link = self._links.get(destination)
+        if not self._fallback:
+            return self._links[destination]
+        now = time.monotonic()
+        if self._fallback_idle_s > 0:
+            for idle in [
+                cached
+                for cached, used in self._fallback_used.items()
+                if cached != destination and now - used >= self._fallback_idle_s
+            ]:
+                self._close_fallback_link(idle)
+        link = self._links.pop(destination, None)
         if link is None:
-            # The peer offers no anonymous relay: one link per destination, kept until close.
+            # Room for the new link: the least recently used ones go first.
+            while self._links and len(self._links) >= max(self._fallback_size, 1):
+                self._close_fallback_link(next(iter(self._links)))
             link = self._attach(destination)
-            self._links[destination] = link
+        self._links[destination] = link  # now the most recently used
+        self._fallback_used[destination] = now
         return link
+
+    def _close_fallback_link(self, destination: Destination | None) -> None:
+        """Close a fallback link once what was sent on it is settled (bounded by
+        jms.closeTimeout), so no send loses its outcome to the cache."""
+        link = self._links.pop(destination)
+        self._fallback_used.pop(destination, None)
+        try:
+            link.wait_settled(self._close_timeout_s)
+            link.close()
+        except JMSException as exc:
+            log.debug("closing the link to %s of an anonymous producer: %s", destination, exc)
 
     def _check_closed(self) -> None:
         if self._closed:
@@ -475,6 +509,10 @@ class MessageProducer(MessageProducerTwins):
                 link.send(payload, sync, self._send_timeout, None, track)
             except JMSException as exc:
                 raise _naming_destination(exc, destination) from exc
+            finally:
+                if self._fallback and self._fallback_size == 0 and destination in self._links:
+                    # amqp.anonymousFallbackCacheSize=0: a link for this send only.
+                    self._close_fallback_link(destination)
         if async_send is not None:
             self._port.track_async_send(self, async_send, message, listener)
 

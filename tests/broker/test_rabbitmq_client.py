@@ -261,3 +261,45 @@ def test_unsupported_features_fail_clearly(rabbit_connection: Any) -> None:
         list(session.createBrowser(session.createQueue(_queue_name())).getEnumeration())
     with pytest.raises(jmspy.JMSException, match="cannot filter"):
         session.createConsumer(session.createQueue(_queue_name()), "a = 1")
+
+
+def test_anonymous_producer_keeps_a_bounded_set_of_links(rabbit_connection: Any) -> None:
+    """RabbitMQ 3.x has no anonymous relay: an anonymous producer attaches a link per
+    destination and keeps at most amqp.anonymousFallbackCacheSize (1) of them. Sending
+    asynchronously, with a CompletionListener, to 4 queues in turn closes a link with sends
+    still in flight every time; each send's outcome still arrives, and every message is on its
+    queue."""
+    session = rabbit_connection.createSession()
+    names = [_queue_name() for _ in range(4)]
+    queues = [session.createQueue(name) for name in names]
+    producer = session.createProducer(None)
+    producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT)
+    done = threading.Semaphore(0)
+    failures: list[Any] = []
+
+    class Listener:
+        def onCompletion(self, message: Any) -> None:
+            done.release()
+
+        def onException(self, message: Any, exception: Any) -> None:
+            failures.append(exception)
+            done.release()
+
+    rounds = 25
+    for index in range(rounds * len(queues)):
+        producer.send(
+            queues[index % len(queues)], session.createTextMessage(str(index)), Listener()
+        )
+        assert len(producer._links) <= 1
+    for _ in range(rounds * len(queues)):
+        assert done.acquire(timeout=30), "a send's outcome never arrived"
+    assert failures == []
+    rabbit_connection.start()
+    for position, queue in enumerate(queues):
+        consumer = session.createConsumer(queue)
+        got = [consumer.receive(10_000) for _ in range(rounds)]
+        assert [m.getText() for m in got if m is not None] == [
+            str(position + len(queues) * n) for n in range(rounds)
+        ]
+        consumer.close()
+    producer.close()
