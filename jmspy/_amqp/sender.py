@@ -338,10 +338,25 @@ class AmqpSender(_LinkBase):
         done: Completion[None] = Completion()
 
         def check() -> None:
-            if (not self._unsettled and not self._outbox) or self.failure is not None:
+            if done.done():
+                # The waiter gave up (its close timeout ran out): a peer that never settles
+                # would otherwise keep this poll, and the sends it holds, for the connection's
+                # life.
+                return
+            if (
+                (not self._unsettled and not self._outbox)
+                or self.failure is not None
+                or self.closed
+            ):
+                # A closed link's sends can no longer be settled: nothing left to wait for.
                 done.succeed(None)
             else:
                 self.connection.engine.schedule(0.005, check)
+
+        def gave_up() -> JMSException:
+            error = JMSException("outstanding sends were not settled")
+            done.fail(error)  # seen by the next check(), which then stops polling
+            return error
 
         if self.connection.interrupted:
             # Reconnecting: what is still unsettled is resent later or fails with its own
@@ -349,6 +364,6 @@ class AmqpSender(_LinkBase):
             return
         try:
             self.connection.submit(check)
-            done.wait(timeout_s, lambda: JMSException("outstanding sends were not settled"))
+            done.wait(timeout_s, gave_up)
         except JMSException as exc:
             log.warning("closing producer with unsettled sends: %s", exc.reason)
