@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import threading
@@ -56,6 +57,50 @@ log = logging.getLogger("jmspy.connection")
 
 
 _connection_seq = itertools.count(1)
+
+
+class _ListenerThread:
+    """Runs a connection's listener calls one at a time, in the order they were handed in, on
+    one thread of its own: started when a call is handed in, ended as soon as nothing is left
+    to run. The engine thread hands calls in and never waits for the application; a listener
+    slower than the events it hears about makes the queue longer, not the number of threads
+    (one thread per call piled threads up behind the listener's lock)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._calls: collections.deque[tuple[str, Callable[..., Any], tuple[Any, ...]]] = (
+            collections.deque()
+        )
+        self._lock = threading.Lock()
+        self._running = False
+
+    def call(self, what: str, method: Callable[..., Any], *args: Any) -> None:
+        """Queue ``method(*args)`` (``what`` names it in the log if it raises)."""
+        with self._lock:
+            self._calls.append((what, method, args))
+            if self._running:
+                return  # the running thread takes it after the calls before it
+            self._running = True
+            thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+            try:
+                thread.start()
+            except RuntimeError:
+                # No thread to be had (interpreter shutdown, a thread limit): the call stays
+                # queued for the next one to start; raising here would end the engine thread.
+                self._running = False
+                log.error("could not start a thread for %s; the call waits for the next one", what)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._calls:
+                    self._running = False
+                    return
+                what, method, args = self._calls.popleft()
+            try:
+                method(*args)
+            except BaseException:  # noqa: BLE001 - a thread ending on SystemExit is silent
+                log.exception("%s raised", what)
 
 
 class ConnectionMetaData(ConnectionMetaDataTwins):
@@ -158,7 +203,11 @@ class Connection(ConnectionTwins):
         self._closing = False
         self._used = False
         self._exception_listener: ExceptionListener | Callable[[JMSException], None] | None = None
-        self._exception_listener_lock = threading.Lock()
+        # ExceptionListener calls are serialized per connection (JMS 2.0 section 6.1.7), and
+        # in order; ConnectionListener calls for engine-thread events have a thread of their
+        # own (a slow ExceptionListener does not hold them up).
+        self._exception_calls = _ListenerThread("jmspy-exception-listener")
+        self._listener_calls = _ListenerThread("jmspy-connection-listener")
         self._sessions: list[Session] = []
         self._session_seq = itertools.count(1)
         self._dispatch_threads: set[threading.Thread] = set()
@@ -323,19 +372,8 @@ class Connection(ConnectionTwins):
         listener = self._exception_listener
         if listener is None:
             return
-
-        def notify() -> None:
-            # Invocations are serialized per connection (JMS 2.0 section 6.1.7).
-            with self._exception_listener_lock:
-                try:
-                    if hasattr(listener, "onException"):
-                        listener.onException(error)
-                    else:
-                        listener(error)
-                except BaseException:  # noqa: BLE001 - a thread ending on SystemExit is silent
-                    log.exception("ExceptionListener raised")
-
-        threading.Thread(target=notify, name="jmspy-exception-listener", daemon=True).start()
+        method = listener.onException if hasattr(listener, "onException") else listener
+        self._exception_calls.call("ExceptionListener", method, error)
 
     def _notify_closed_by_broker(self, kind: str, resource: Any, error: JMSException) -> None:
         """Engine thread: a consumer or producer ended for good while the connection lives on;
@@ -353,13 +391,11 @@ class Connection(ConnectionTwins):
             return
 
         def notify() -> None:
+            # The lock also orders these calls with the events that reconnect threads report.
             with self._event_lock:
-                try:
-                    method(*args)
-                except BaseException:  # noqa: BLE001 - a thread ending on SystemExit is silent
-                    log.exception("ConnectionListener.%s raised", name)
+                method(*args)
 
-        threading.Thread(target=notify, name="jmspy-connection-listener", daemon=True).start()
+        self._listener_calls.call(f"ConnectionListener.{name}", notify)
 
     def _on_async_send_failure(self, error: JMSException) -> None:
         """An asynchronous send failed after send() returned: only the ExceptionListener can

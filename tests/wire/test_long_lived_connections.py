@@ -4,6 +4,7 @@ real client against the scripted peer and looks at what is left once the work is
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -13,8 +14,8 @@ import pytest
 import jmspy
 from jmspy import DeliveryMode
 
-from .client_support import Clients, clients_fixture, wait_until
-from .peer import ScriptedPeer
+from .client_support import Clients, clients_fixture, wait_until, wire_barrier
+from .peer import AMQP_VALUE, Outcome, ScriptedPeer, TransferRecord
 
 
 @pytest.fixture
@@ -70,3 +71,98 @@ def test_a_producer_close_that_times_out_leaves_no_poll_on_the_engine(
     other = session.createProducer(session.createQueue("accepting"))
     other.send(session.createTextMessage("settled"))
     assert _settle_polls(connection) == 0
+
+
+def _refuse_naming_the_body(transfer: TransferRecord) -> Outcome:
+    return Outcome.rejected("amqp:internal-error", f"refused {transfer.section(AMQP_VALUE)}")
+
+
+def _refused_body(error: BaseException) -> str:
+    """The body the peer named in its refusal: "... (refused m7)" gives "m7"."""
+    found = re.search(r"refused (\w+)", str(error))
+    assert found is not None, str(error)
+    return found.group(1)
+
+
+def _exception_listener_threads() -> list[threading.Thread]:
+    return [
+        t for t in threading.enumerate() if t.name == "jmspy-exception-listener" and t.is_alive()
+    ]
+
+
+def test_a_slow_exception_listener_gets_every_refused_send_in_order_on_one_thread(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    """Asynchronous sends the broker refuses faster than the ExceptionListener handles them:
+    the reports wait in a queue for the one listener thread, in order, instead of a thread
+    each waiting for the listener's lock."""
+    peer.script("refusing", outcome=_refuse_naming_the_body)
+    connection = clients.connect(peer)
+    heard: list[str] = []
+    released = threading.Event()
+    all_heard = threading.Event()
+    count = 200
+
+    def on_exception(error: jmspy.JMSException) -> None:
+        released.wait(60)  # slow: nothing is handled until every refusal has arrived
+        heard.append(_refused_body(error))
+        if len(heard) == count:
+            all_heard.set()
+
+    connection.setExceptionListener(on_exception)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("refusing"))
+    producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT)  # asynchronous: send() returns
+    try:
+        for i in range(count):
+            producer.send(session.createTextMessage(f"m{i}"))
+        peer.wait_for_transfers(count, timeout=60)
+        # Every refusal the peer sent before answering this begin has been handled by now.
+        wire_barrier(connection)
+        assert len(_exception_listener_threads()) == 1
+    finally:
+        released.set()
+    assert all_heard.wait(60), f"the ExceptionListener heard {len(heard)} of {count}"
+    assert heard == [f"m{i}" for i in range(count)]
+    wait_until(lambda: not _exception_listener_threads(), 20, "the listener thread to end")
+
+
+def test_no_thread_for_the_exception_listener_does_not_end_the_connection(
+    peer: ScriptedPeer, clients: Clients, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread cannot be started (a process at its thread limit): the refusal waits for the
+    next one, and the engine thread, which reported it, carries on."""
+    peer.script("refusing", outcome=_refuse_naming_the_body)
+    connection = clients.connect(peer)
+    heard: list[str] = []
+    both = threading.Event()
+
+    def on_exception(error: jmspy.JMSException) -> None:
+        heard.append(_refused_body(error))
+        if len(heard) == 2:
+            both.set()
+
+    connection.setExceptionListener(on_exception)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("refusing"))
+    producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT)
+    start = threading.Thread.start
+
+    def no_listener_thread(thread: threading.Thread) -> None:
+        if thread.name == "jmspy-exception-listener":
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", no_listener_thread)
+    producer.send(session.createTextMessage("first"))
+    peer.wait_for_transfers(1, timeout=20)
+    wire_barrier(connection)
+    monkeypatch.setattr(threading.Thread, "start", start)
+
+    # The connection lives on, and the next refusal brings the first one with it.
+    session.createProducer(session.createQueue("accepting")).send(
+        session.createTextMessage("settled")
+    )
+    producer.send(session.createTextMessage("second"))
+    assert both.wait(30), f"the ExceptionListener heard {heard}"
+    assert heard == ["first", "second"]
