@@ -201,7 +201,10 @@ class MessageConsumer(
         self._recent_ids: collections.deque[str | None] = collections.deque(
             maxlen=max(2 * prefetch, 4096)
         )
+        # The ids of _recent_ids when the transport was last lost, until they are seen again
+        # or the deliveries they could come back among have passed (see _on_interrupted).
         self._suspect_ids: set[str | None] = set()
+        self._suspect_countdown = 0
         self._receiver.on_interrupted = self._on_interrupted
         self._tracing = tracing.for_consumer(self._connection, destination)  # None: off
         if self._tracing is not None:  # receive and process spans (jmspy/tracing.py)
@@ -265,8 +268,21 @@ class MessageConsumer(
         saw are dropped (the broker redelivers them); those it did see are remembered."""
         with self._cv:
             self._buffer.clear()
-            self._suspect_ids.update(self._recent_ids)
-            self._suspect_ids.discard(None)
+            # Replaced, not added to: _recent_ids still holds every id handed over lately, those
+            # handed over before an earlier loss included, so a suspect of an earlier loss that
+            # can still come back is kept; one pushed out of _recent_ids is older than the
+            # memory the detection has anyway. Added to, the set grew by up to a _recent_ids
+            # per reconnect for the consumer's lifetime.
+            suspects = set(self._recent_ids)
+            suspects.discard(None)
+            self._suspect_ids = suspects
+            # What the lost link held unsettled goes back to the head of the queue in the order
+            # it was first delivered, ahead of what this consumer has not had yet, so a suspect
+            # that comes back does so among the first len(suspects) deliveries after the
+            # restore; a prefetch window more allows for what may still come ahead of it (a
+            # higher priority, a message already put back). After that many, none can still be
+            # on its way, and the set is let go of.
+            self._suspect_countdown = len(suspects) + self._receiver.prefetch
             self._cv.notify_all()
 
     def _on_ended_by_broker(self, error: JMSException) -> None:
@@ -332,10 +348,14 @@ class MessageConsumer(
                     continue
             if self._track_redelivery:
                 message_id = inbound.message.getJMSMessageID()
-                if self._suspect_ids and message_id in self._suspect_ids:
-                    self._suspect_ids.discard(message_id)
-                    if (inbound.message.get_delivery_count() or 1) <= 1:
-                        _mark_redelivered(inbound.message)
+                if self._suspect_ids:
+                    if message_id in self._suspect_ids:
+                        self._suspect_ids.discard(message_id)
+                        if (inbound.message.get_delivery_count() or 1) <= 1:
+                            _mark_redelivered(inbound.message)
+                    self._suspect_countdown -= 1
+                    if self._suspect_countdown <= 0:
+                        self._suspect_ids = set()  # past the window (see _on_interrupted)
                 self._recent_ids.append(message_id)
             policy = self._policy
             if policy.limited:

@@ -4,11 +4,13 @@ a send the old connection never settled is sent again on the new one."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from proton import Message as AmqpMessage
 
 import jmspy
 
@@ -24,6 +26,27 @@ def clients() -> Iterator[Clients]:
 
 def _failover(peer: ScriptedPeer) -> str:
     return f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+
+
+class _Restores:
+    """A ConnectionListener counting restores; ``wait_for(n)`` waits for the n-th."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.count = 0
+
+    def onConnectionInterrupted(self, uri: str) -> None:
+        pass
+
+    def onConnectionRestored(self, uri: str) -> None:
+        with self._cond:
+            self.count += 1
+            self._cond.notify_all()
+
+    def wait_for(self, count: int, timeout: float = 30.0) -> None:
+        with self._cond:
+            done = self._cond.wait_for(lambda: self.count >= count, timeout)
+        assert done, f"restored {self.count} times, waited for {count}"
 
 
 def _shape(attach: AttachRecord) -> dict[str, Any]:
@@ -132,3 +155,50 @@ def test_unsettled_send_is_sent_again_after_the_reconnect(
     again = peer.connections[1].transfers
     assert len(first) == 1 and len(again) == 1
     assert sections_of(again[0]) == sections_of(first[0]), "not the same message"
+
+
+def test_ids_remembered_across_reconnects_are_let_go_of_after_a_window(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    """At each reconnect a consumer remembers the ids it handed over lately, to flag one the
+    broker sends again JMSRedelivered; once the deliveries such a message could come back
+    among have passed, it forgets them, so a long-lived consumer does not keep an id set that
+    grows at every reconnect."""
+    prefetch = 10
+    connection = clients.track(
+        clients.factory(_failover(peer), queue_prefetch=prefetch).createConnection()
+    )
+    restores = _Restores()
+    connection.setConnectionListener(restores)
+    session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+    consumer = session.createConsumer(session.createQueue("q"))
+    connection.start()
+    serial = itertools.count()
+
+    def deliver(count: int) -> list[str]:
+        """Queue ``count`` new messages and receive them all; their AMQP message ids."""
+        ids = [f"m-{next(serial)}" for _ in range(count)]
+        for message_id in ids:
+            peer.enqueue("q", AmqpMessage(id=message_id, body=message_id))
+        for message_id in ids:
+            message = consumer.receive(20000)
+            assert message is not None, f"{message_id} did not arrive"
+            assert message.getBody(str) == message_id
+            assert message.getJMSRedelivered() is False
+        return ids
+
+    handed = deliver(5 * prefetch)
+    for cut in range(1, 4):
+        peer.drop(reset=True)
+        restores.wait_for(cut)
+        suspects = len(consumer._suspect_ids)
+        assert 0 < suspects <= (consumer._recent_ids.maxlen or 0)
+        # The last message handed over before the loss comes again with its delivery count
+        # unchanged, as Artemis sends what a dropped connection held: it is flagged.
+        peer.enqueue("q", AmqpMessage(id=handed[-1], body="again"))
+        again = consumer.receive(20000)
+        assert again is not None and again.getBody(str) == "again"
+        assert again.getJMSRedelivered() is True
+        # Past every delivery a remembered message could come back among, nothing is kept.
+        handed = deliver(suspects + prefetch)
+        assert len(consumer._suspect_ids) == 0, f"after reconnect {cut}"
