@@ -217,6 +217,10 @@ class Connection(ConnectionTwins):
         self._internal_session: ProviderSession | None = None
         self._temporaries: dict[Destination, AmqpSender] = {}
         self._temp_lock = threading.Lock()
+        # Numbers the temporaries' link names and never goes back (as Qpid JMS numbers them):
+        # brokers that steal a link by name (Qpid Broker-J) would detach a live temporary's
+        # link, and delete its node, for a new one that reused its name.
+        self._temporary_seq = itertools.count(1)
         # Subscription link names in use, per subscription (Qpid JMS's naming, see
         # _subscription_link_name).
         self._subscription_links: dict[tuple[str, str], int] = {}
@@ -611,7 +615,7 @@ class Connection(ConnectionTwins):
                 self._internal_session = amqp.create_session()
             session = self._internal_session
         spec = LinkSpec(
-            name=f"jmspy:{kind}-creator:{self._connection_id}:{len(self._temporaries) + 1}",
+            name=f"jmspy:{kind}-creator:{self._connection_id}:{next(self._temporary_seq)}",
             address=None,
             capabilities=(kind,),
             dynamic=True,

@@ -166,3 +166,22 @@ def test_no_thread_for_the_exception_listener_does_not_end_the_connection(
     producer.send(session.createTextMessage("second"))
     assert both.wait(30), f"the ExceptionListener heard {heard}"
     assert heard == ["first", "second"]
+
+
+def test_a_temporary_made_after_a_delete_does_not_take_a_live_ones_link_name(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    """Brokers that steal a link by its name (Qpid Broker-J) would detach a live temporary
+    destination's link, and delete its node, for a new temporary that reused the name."""
+    connection = clients.connect(peer)
+    session = connection.createSession()
+    first = session.createTemporaryQueue()
+    session.createTemporaryQueue()
+    first.delete()
+    session.createTemporaryQueue()
+
+    creators = [a for a in peer.attaches if a.target is not None and a.target.dynamic]
+    assert len(creators) == 3
+    assert [d.link_name for d in peer.detaches] == [creators[0].name]
+    live = [a.name for a in creators[1:]]
+    assert live[0] != live[1], f"two live temporaries share the link name {live[0]!r}"
