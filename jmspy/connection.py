@@ -8,6 +8,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, overload
 
 from ._amqp.provider import AmqpConnection, AmqpSender, LinkSpec
@@ -101,6 +102,15 @@ class _ListenerThread:
                 method(*args)
             except BaseException:  # noqa: BLE001 - a thread ending on SystemExit is silent
                 log.exception("%s raised", what)
+
+
+@dataclass(slots=True)
+class _SharedLinks:
+    """One shared subscription's links on this connection: how many were named (the number
+    in the last name) and how many are still open."""
+
+    named: int = 0
+    open: int = 0
 
 
 class ConnectionMetaData(ConnectionMetaDataTwins):
@@ -221,9 +231,10 @@ class Connection(ConnectionTwins):
         # brokers that steal a link by name (Qpid Broker-J) would detach a live temporary's
         # link, and delete its node, for a new one that reused its name.
         self._temporary_seq = itertools.count(1)
-        # Subscription link names in use, per subscription (Qpid JMS's naming, see
-        # _subscription_link_name).
-        self._subscription_links: dict[tuple[str, str], int] = {}
+        # Shared subscriptions with a consumer here, per (durable|volatile, name): the links
+        # named and still open (Qpid JMS's naming, see _subscription_link_name).
+        self._subscription_links: dict[tuple[str, str], _SharedLinks] = {}
+        self._subscription_lock = threading.Lock()
         self._active_subscriptions: dict[str, int] = {}
         # Each session's hooks (registered by the session as it is made).
         self._session_hooks: dict[Session, SessionHooks] = {}
@@ -645,15 +656,22 @@ class Connection(ConnectionTwins):
 
     def _subscription_link_name(self, name: str, durable: bool, shared: bool) -> tuple[str, bool]:
         """Link name and 'global' flag for a subscription, as Qpid JMS builds them
-        (AmqpSubscriptionTracker), so Java and Python consumers share the broker's queue."""
+        (AmqpSubscriptionTracker), so Java and Python consumers share the broker's queue.
+
+        A shared subscription's links are numbered in the order they are made here, and the
+        numbers are not reused while one of its consumers is open; once the last one closes
+        (``_subscription_closed``) its next link is the first again, as in Qpid JMS."""
         if "|" in name:
             raise JMSException(f"subscription name {name!r} must not contain '|'")
         global_ = shared and not self._client_id_fixed
         if not shared:
             return name, False
-        key = ("durable" if durable else "volatile", name)
-        count = self._subscription_links.get(key, 0) + 1
-        self._subscription_links[key] = count
+        key = _subscription_key(durable, name)
+        with self._subscription_lock:
+            links = self._subscription_links.setdefault(key, _SharedLinks())
+            links.named += 1
+            links.open += 1
+            count = links.named
         if durable:
             if global_:
                 return (f"{name}|global" if count == 1 else f"{name}|global{count}"), True
@@ -665,7 +683,8 @@ class Connection(ConnectionTwins):
         self._active_subscriptions[name] = self._active_subscriptions.get(name, 0) + 1
 
     def _subscription_closed(self, subscription: Any) -> None:
-        """A consumer closed; ``subscription`` is its Subscription, or None."""
+        """A consumer closed (or failed to open); ``subscription`` is its Subscription, or
+        None."""
         if subscription is None:
             return
         left = self._active_subscriptions.get(subscription.name, 0) - 1
@@ -673,6 +692,15 @@ class Connection(ConnectionTwins):
             self._active_subscriptions.pop(subscription.name, None)
         else:
             self._active_subscriptions[subscription.name] = left
+        if subscription.shared:
+            key = _subscription_key(subscription.durable, subscription.name)
+            with self._subscription_lock:
+                links = self._subscription_links.get(key)
+                if links is not None:
+                    links.open -= 1
+                    if links.open <= 0:
+                        # Its last link here closed: forgotten, as Qpid JMS forgets it.
+                        del self._subscription_links[key]
 
     def _session_closed(self, session: Session) -> None:
         self._session_hooks.pop(session, None)
@@ -688,3 +716,8 @@ class Connection(ConnectionTwins):
     def __exit__(self, *exc_info: object) -> None:
         """Leave a ``with`` block: :meth:`close` the connection, whatever happened inside."""
         self.close()
+
+
+def _subscription_key(durable: bool, name: str) -> tuple[str, str]:
+    # Durable and volatile shared subscriptions of one name are numbered apart (Qpid JMS).
+    return ("durable" if durable else "volatile", name)

@@ -339,17 +339,23 @@ class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionT
         selector = _checked_selector(selector)
         link_name, global_ = self._connection_port.subscription_link_name(name, durable, shared)
         subscription = Subscription(name, link_name, durable, shared, global_)
-        consumer = MessageConsumer(
-            self,
-            self._port,
-            topic,
-            selector,
-            no_local,
-            next(self._consumer_seq),
-            subscription=subscription,
-        )
-        self._consumers.append(consumer)
+        # Counted as open from here, so that a consumer that fails to open gives its link name
+        # back through the same call as one that closes.
         self._connection_port.subscription_opened(name)
+        try:
+            consumer = MessageConsumer(
+                self,
+                self._port,
+                topic,
+                selector,
+                no_local,
+                next(self._consumer_seq),
+                subscription=subscription,
+            )
+        except BaseException:
+            self._connection_port.subscription_closed(subscription)
+            raise
+        self._consumers.append(consumer)
         if self._connection_port.started():
             self._hooks_of(consumer).on_connection_started()
         return consumer

@@ -15,7 +15,7 @@ import jmspy
 from jmspy import DeliveryMode
 
 from .client_support import Clients, clients_fixture, wait_until, wire_barrier
-from .peer import AMQP_VALUE, Outcome, ScriptedPeer, TransferRecord
+from .peer import AMQP_VALUE, AttachRecord, LinkScript, Outcome, ScriptedPeer, TransferRecord
 
 
 @pytest.fixture
@@ -185,3 +185,48 @@ def test_a_temporary_made_after_a_delete_does_not_take_a_live_ones_link_name(
     assert [d.link_name for d in peer.detaches] == [creators[0].name]
     live = [a.name for a in creators[1:]]
     assert live[0] != live[1], f"two live temporaries share the link name {live[0]!r}"
+
+
+def test_shared_subscription_links_are_numbered_as_qpid_jms_numbers_them(
+    make_peer: Any, clients: Clients
+) -> None:
+    """Qpid JMS (AmqpSubscriptionTracker) numbers a shared subscription's links in the order
+    they are made while one of its consumers is open, without reusing a number, and forgets
+    the subscription once its last consumer closed or failed to open: its next link is the
+    first again. The connection keeps nothing for a subscription it no longer uses."""
+    refused_once: list[str] = []
+
+    def scripts(attach: AttachRecord) -> LinkScript | None:
+        if attach.name == "d|global" and not refused_once:
+            refused_once.append(attach.name)
+            return LinkScript(refuse=("amqp:unauthorized-access", "not now"))
+        return None
+
+    peer = make_peer(links=scripts)
+    connection = clients.connect(peer)
+    session = connection.createSession()
+    topic = session.createTopic("t")
+
+    first = session.createSharedConsumer(topic, "v")
+    second = session.createSharedConsumer(topic, "v")
+    first.close()
+    third = session.createSharedConsumer(topic, "v")  # 1 is free, but numbers go on
+    second.close()
+    third.close()
+    again = session.createSharedConsumer(topic, "v")  # the last one closed: 1 again
+    again.close()
+    with pytest.raises(jmspy.JMSException, match="not now"):
+        session.createSharedDurableConsumer(topic, "d")
+    durable = session.createSharedDurableConsumer(topic, "d")  # the refused one is forgotten
+    durable.close()
+
+    names = [a.name for a in peer.attaches if a.role == "receiver"]
+    assert names == [
+        "v|global-volatile1",
+        "v|global-volatile2",
+        "v|global-volatile3",
+        "v|global-volatile1",
+        "d|global",
+        "d|global",
+    ]
+    assert connection._subscription_links == {}  # type: ignore[attr-defined]
