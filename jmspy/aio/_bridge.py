@@ -52,9 +52,10 @@ class Control:
             collections.deque()
         )
         self._post_pending = False
-        self._sends: collections.deque[tuple[float, asyncio.Future[None], str]] = (
-            collections.deque()
-        )
+        # Outstanding sends, oldest first, with their deadline and what they are. An entry goes
+        # when its send is settled (at 10k sends/s, keeping them for the whole send timeout
+        # held hundreds of thousands), or when its deadline passes.
+        self._sends: dict[asyncio.Future[None], tuple[float, str]] = {}
         self._send_timer: asyncio.TimerHandle | None = None
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:
@@ -97,18 +98,35 @@ class Control:
             function(*args)
 
     def track_send(self, future: asyncio.Future[None], what: str) -> None:
-        """Bound a send's future by jms.sendTimeout. Sends settle in order, so one timer
-        looking at the oldest outstanding send serves them all (no timer per send)."""
-        self._sends.append((self.loop.time() + self.send_timeout_s, future, what))
+        """Bound a send's future by jms.sendTimeout. Deadlines come in the order sends are
+        tracked, so one timer looking at the oldest outstanding send serves them all (no timer
+        per send)."""
+        if future.done():
+            return  # settled already: nothing to bound
+        self._sends[future] = (self.loop.time() + self.send_timeout_s, what)
         if self._send_timer is None:
             self._send_timer = self.loop.call_later(self.send_timeout_s, self._expire_sends)
+
+    def settled(self, future: asyncio.Future[None], error: BaseException | None) -> None:
+        """Event loop thread: a send's outcome came back; it is no longer waited for."""
+        self._sends.pop(future, None)
+        if error is None:
+            resolve(future, None)
+        else:
+            reject(future, error)
 
     def _expire_sends(self) -> None:
         self._send_timer = None
         sends = self._sends
         now = self.loop.time()
-        while sends and (sends[0][1].done() or sends[0][0] <= now):
-            _deadline, future, what = sends.popleft()
+        while sends:
+            future = next(iter(sends))
+            deadline, what = sends[future]
+            if deadline > now and not future.done():
+                # The oldest one left is still waited for: look again at its deadline.
+                self._send_timer = self.loop.call_at(deadline, self._expire_sends)
+                return
+            del sends[future]
             reject(
                 future,
                 JMSException(
@@ -117,8 +135,6 @@ class Control:
                     "the message"
                 ),
             )
-        if sends:
-            self._send_timer = self.loop.call_at(sends[0][0], self._expire_sends)
 
     def shutdown(self) -> None:
         if self._send_timer is not None:
@@ -195,25 +211,22 @@ class SendCompletion:
         self.future = future
 
     def on_settled(self, error: BaseException | None) -> None:
-        if error is None:
-            self._control.post(resolve, self.future, None)
-        else:
-            self._control.post(reject, self.future, error)
+        self._control.post(self._control.settled, self.future, error)
 
     # What the engine calls (the Completion shape): the producer hands this object to the
     # link as the send's completion, so no Event is made per send.
     def succeed(self, value: None = None) -> None:
-        self._control.post(resolve, self.future, None)
+        self._control.post(self._control.settled, self.future, None)
 
     def fail(self, error: BaseException) -> None:
-        self._control.post(reject, self.future, error)
+        self._control.post(self._control.settled, self.future, error)
 
     # The CompletionListener shape, so the producer takes this object as one.
     def onCompletion(self, message: Message) -> None:
-        self._control.post(resolve, self.future, None)
+        self._control.post(self._control.settled, self.future, None)
 
     def onException(self, message: Message, exception: BaseException) -> None:
-        self._control.post(reject, self.future, exception)
+        self._control.post(self._control.settled, self.future, exception)
 
 
 async def acknowledge(message: Message) -> None:

@@ -4,6 +4,7 @@ real client against the scripted peer and looks at what is left once the work is
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from collections.abc import Iterator
@@ -230,3 +231,27 @@ def test_shared_subscription_links_are_numbered_as_qpid_jms_numbers_them(
         "d|global",
     ]
     assert connection._subscription_links == {}  # type: ignore[attr-defined]
+
+
+def test_settled_asyncio_sends_are_not_kept_for_the_send_timeout(peer: ScriptedPeer) -> None:
+    """jmspy.aio bounds each send by jms.sendTimeout; a send the peer settled (accepted or
+    refused) is no longer waited for, so nothing of it is kept until its timeout."""
+    peer.script("refusing", outcome=_refuse_naming_the_body)
+
+    async def main() -> tuple[int, list[BaseException | None]]:
+        from jmspy import aio
+
+        async with aio.connect(peer.url, connect_timeout=20000, send_timeout=600000) as connection:
+            session = await connection.create_session()
+            accepting = await session.create_producer(session.create_queue("accepting"))
+            refusing = await session.create_producer(session.create_queue("refusing"))
+            sends = [accepting.send(session.create_text_message(f"m{i}")) for i in range(2000)]
+            sends += [refusing.send(session.create_text_message(f"r{i}")) for i in range(10)]
+            outcomes = await asyncio.wait_for(asyncio.gather(*sends, return_exceptions=True), 120)
+            # Each outcome is handed to its future by the call that stops waiting for it.
+            return len(session.control._sends), outcomes
+
+    left, outcomes = asyncio.run(main())
+    refused = [o for o in outcomes if o is not None]
+    assert len(refused) == 10 and all(isinstance(o, jmspy.JMSException) for o in refused)
+    assert left == 0, f"{left} settled sends still kept until their send timeout"
