@@ -2,13 +2,20 @@
 memory (RSS), threads, open file descriptors and live jmspy Connection objects.
 
     python benchmarks/soak.py [-n 2000] [--warmup 100] [--every 250] [--max-seconds 900]
+                              [--long-lived]
 
 Each cycle opens a connection, sends one message to a queue, receives it and closes the
-connection. After ``--warmup`` cycles the script takes its baseline; every ``--every`` cycles
-it prints RSS, threads, fds and live connections. It exits non-zero when a message went
-missing or came back wrong, when the run exceeded ``--max-seconds``, or when, after the
-warm-up, RSS grew by more than ``--max-rss-growth-mb`` (default 5) or the thread or fd count
-or the number of live connections grew at all (small slack for threads still exiting).
+connection. With ``--long-lived`` one connection serves the whole run, as a service's does
+for months, and each cycle opens and closes what such a service opens per operation: a
+session (AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE and transacted in turn), a producer and a
+consumer on the queue, a temporary queue with a consumer, and an anonymous producer that
+sends to it. RSS growth is printed per cycle too.
+
+After ``--warmup`` cycles the script takes its baseline; every ``--every`` cycles it prints
+RSS, threads, fds and live connections. It exits non-zero when a message went missing or
+came back wrong, when the run exceeded ``--max-seconds``, or when, after the warm-up, RSS grew
+by more than ``--max-rss-growth-mb`` (default 5) or the thread or fd count or the number of
+live connections grew at all (small slack for threads still exiting).
 
 Uses JMSPY_BROKER_URL (with JMSPY_BROKER_USER / JMSPY_BROKER_PASSWORD) when set, otherwise
 provisions the project's Artemis for the run.
@@ -83,6 +90,40 @@ def cycle(factory: jmspy.ConnectionFactory, queue_name: str, n: int) -> None:
             raise SystemExit(f"cycle {n}: expected 'soak {n}', received {got!r}")
 
 
+_MODES = (jmspy.AUTO_ACKNOWLEDGE, jmspy.CLIENT_ACKNOWLEDGE, jmspy.SESSION_TRANSACTED)
+
+
+def long_lived_cycle(connection: jmspy.Connection, queue_name: str, n: int) -> None:
+    """One operation on a connection that stays open: everything it opens, it closes."""
+    mode = _MODES[n % len(_MODES)]
+    with connection.createSession(mode) as session:
+        queue = session.createQueue(queue_name)
+        with session.createProducer(queue) as producer:
+            producer.send(session.createTextMessage(f"soak {n}"))
+        if mode == jmspy.SESSION_TRANSACTED:
+            session.commit()
+        with session.createConsumer(queue) as consumer:
+            message = consumer.receive(10000)
+            if message is None or message.getText() != f"soak {n}":
+                got = None if message is None else message.getText()
+                raise SystemExit(f"cycle {n}: expected 'soak {n}', received {got!r}")
+            if mode == jmspy.CLIENT_ACKNOWLEDGE:
+                message.acknowledge()
+        temporary = session.createTemporaryQueue()
+        with session.createConsumer(temporary) as replies, session.createProducer(None) as any_:
+            any_.send(temporary, session.createTextMessage(f"reply {n}"))
+            if mode == jmspy.SESSION_TRANSACTED:
+                session.commit()
+            reply = replies.receive(10000)
+            if reply is None or reply.getText() != f"reply {n}":
+                raise SystemExit(f"cycle {n}: the reply on the temporary queue did not arrive")
+            if mode == jmspy.CLIENT_ACKNOWLEDGE:
+                reply.acknowledge()
+            elif mode == jmspy.SESSION_TRANSACTED:
+                session.commit()
+        temporary.delete()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=2000, help="cycles after the warm-up")
@@ -90,27 +131,47 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=250, help="print a sample every N cycles")
     parser.add_argument("--max-seconds", type=float, default=900.0)
     parser.add_argument("--max-rss-growth-mb", type=float, default=5.0)
+    parser.add_argument(
+        "--long-lived",
+        action="store_true",
+        help="one connection for the whole run; sessions, producers, consumers and "
+        "temporary queues opened and closed per cycle",
+    )
     args = parser.parse_args()
 
     started = time.monotonic()
     with broker() as (url, user, password):
         factory = jmspy.ConnectionFactory(url, user, password)
         queue_name = f"jmspy.soak.{uuid.uuid4().hex[:8]}"
-        print(f"soak: {args.warmup} warm-up cycles, then {args.n}, against {url}")
+        kind = "operations on one connection" if args.long_lived else "connection cycles"
+        print(f"soak: {args.warmup} warm-up {kind}, then {args.n}, against {url}")
+        stack = contextlib.ExitStack()
+        if args.long_lived:
+            connection = stack.enter_context(factory.createConnection())
+            connection.start()
+
+            def one(n: int) -> None:
+                long_lived_cycle(connection, queue_name, n)
+        else:
+
+            def one(n: int) -> None:
+                cycle(factory, queue_name, n)
+
         for n in range(args.warmup):
-            cycle(factory, queue_name, n)
+            one(n)
         base = sample()
         print(f"{'cycles':>7} {'RSS MB':>8} {'threads':>8} {'fds':>5} {'connections':>12}")
         print(f"{0:>7} {base[0]:>8.1f} {base[1]:>8} {base[2]:>5} {base[3]:>12}")
         last = base
-        for n in range(1, args.n + 1):
-            cycle(factory, queue_name, args.warmup + n)
-            if time.monotonic() - started > args.max_seconds:
-                print(f"soak: FAILED, still running after {args.max_seconds:g} s (cycle {n})")
-                return 1
-            if n % args.every == 0 or n == args.n:
-                last = sample()
-                print(f"{n:>7} {last[0]:>8.1f} {last[1]:>8} {last[2]:>5} {last[3]:>12}")
+        with stack:
+            for n in range(1, args.n + 1):
+                one(args.warmup + n)
+                if time.monotonic() - started > args.max_seconds:
+                    print(f"soak: FAILED, still running after {args.max_seconds:g} s (cycle {n})")
+                    return 1
+                if n % args.every == 0 or n == args.n:
+                    last = sample()
+                    print(f"{n:>7} {last[0]:>8.1f} {last[1]:>8} {last[2]:>5} {last[3]:>12}")
 
     growth = last[0] - base[0]
     problems = []
@@ -125,7 +186,10 @@ def main() -> int:
     took = time.monotonic() - started
     total = args.warmup + args.n
     print(f"soak: {total} cycles, every message received, in {took:.0f} s")
-    print(f"soak: RSS {base[0]:.1f} -> {last[0]:.1f} MB after the warm-up ({growth:+.1f} MB)")
+    print(
+        f"soak: RSS {base[0]:.1f} -> {last[0]:.1f} MB after the warm-up ({growth:+.1f} MB, "
+        f"{growth * 1024 / args.n:+.2f} KiB per cycle)"
+    )
     if problems:
         print("soak: FAILED: " + "; ".join(problems))
         return 1
