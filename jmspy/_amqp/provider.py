@@ -284,10 +284,18 @@ class AmqpConnection:
         self._waiters.add(completion)
         try:
             self.submit(run)
-            return completion.wait(
-                timeout_s,
-                lambda: JMSException(f"{what} did not complete within {timeout_s:g} s"),
-            )
+            try:
+                return completion.wait(
+                    timeout_s,
+                    lambda: JMSException(f"{what} did not complete within {timeout_s:g} s"),
+                )
+            except BaseException:
+                # The caller was told the work did not complete: if it is still held for the
+                # next transport, it must not run there (a session begun or a link attached
+                # at the restore that nobody holds, kept for the connection's lifetime), and
+                # a caller retrying through a long outage must not hold one more each time.
+                self._unhold(run)
+                raise
         except EngineStopped as exc:
             raise self._failure_or(exc) from None
         finally:
@@ -318,6 +326,11 @@ class AmqpConnection:
                     self._held.append(work)
                 return
             raise self._failure_or(exc) from None
+
+    def _unhold(self, work: Callable[[], None]) -> None:
+        with self._held_lock:
+            with contextlib.suppress(ValueError):  # not held: it ran, or is on the engine
+                self._held.remove(work)
 
     def _failure_or(self, exc: BaseException) -> JMSException:
         if self.failure is not None:

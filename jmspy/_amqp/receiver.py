@@ -527,6 +527,15 @@ class AmqpReceiver(_LinkBase):
         self.connection.submit(do_flow)
 
     def restore_credit(self) -> None:
+        """Top the credit window up again after a drain (any thread)."""
+        connection = self.connection
+        if connection.interrupted or not connection.engine.running:
+            # No transport to flow on. While failover reconnects, work is held until the
+            # connection is restored, and drain() returns at once, so a consumer polling
+            # receiveNoWait() through a long outage would hold one restore per call. None is
+            # needed: the re-attach grants the whole window (_do_attach flows the prefetch on
+            # the new link, and the loss emptied the buffer and the credit to return).
+            return
         try:
             self.connection.submit(self._do_restore_credit)
         except JMSException:

@@ -4,6 +4,8 @@ a send the old connection never settled is sent again on the new one."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
 import threading
 from collections.abc import Iterator
@@ -47,6 +49,20 @@ class _Restores:
         with self._cond:
             done = self._cond.wait_for(lambda: self.count >= count, timeout)
         assert done, f"restored {self.count} times, waited for {count}"
+
+
+@contextlib.contextmanager
+def _refusing_reconnects(peer: ScriptedPeer) -> Iterator[None]:
+    """Inside, the peer answers the open of every new connection with a close (as a broker
+    that is up but not serving yet), so failover keeps trying; afterwards it serves again."""
+    serving = peer.options
+    peer.options = dataclasses.replace(
+        serving, close_on_open_with=("amqp:connection:forced", "not serving yet")
+    )
+    try:
+        yield
+    finally:
+        peer.options = serving
 
 
 def _shape(attach: AttachRecord) -> dict[str, Any]:
@@ -202,3 +218,57 @@ def test_ids_remembered_across_reconnects_are_let_go_of_after_a_window(
         # Past every delivery a remembered message could come back among, nothing is kept.
         handed = deliver(suspects + prefetch)
         assert len(consumer._suspect_ids) == 0, f"after reconnect {cut}"
+
+
+def test_polling_while_reconnecting_holds_no_work_per_call(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    """receiveNoWait() during an outage returns null at once without leaving work held for
+    the restore at each call (a credit restore per call once did), and the consumer receives
+    again once the connection is restored."""
+    connection = clients.track(clients.factory(_failover(peer)).createConnection())
+    restores = _Restores()
+    connection.setConnectionListener(restores)
+    session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+    consumer = session.createConsumer(session.createQueue("q"))
+    connection.start()
+    amqp = consumer._receiver.connection
+    with _refusing_reconnects(peer):
+        peer.drop(reset=True)
+        wait_until(lambda: amqp.interrupted, timeout=20, what="the interruption")
+        for _ in range(2000):
+            assert consumer.receiveNoWait() is None
+        assert amqp.interrupted, "restored while the peer refused"
+        assert len(amqp._held) <= 2, f"{len(amqp._held)} items held"
+    restores.wait_for(1)
+    peer.enqueue("q", AmqpMessage(body="after the outage"))
+    message = consumer.receive(20000)
+    assert message is not None and message.getBody(str) == "after the outage"
+
+
+def test_calls_that_time_out_while_reconnecting_leave_nothing_for_the_restore(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    """A createSession() that times out during an outage is not held for the restore: it
+    would begin there a session nobody has, and every retry would hold one more."""
+    connection = clients.track(
+        clients.factory(_failover(peer), request_timeout=1500).createConnection()
+    )
+    restores = _Restores()
+    connection.setConnectionListener(restores)
+    connection.createSession()
+    amqp = connection._amqp
+    assert amqp is not None
+    with _refusing_reconnects(peer):
+        peer.drop(reset=True)
+        wait_until(lambda: amqp.interrupted, timeout=20, what="the interruption")
+        for _ in range(3):
+            with pytest.raises(jmspy.JMSException, match="did not complete"):
+                connection.createSession()
+        assert amqp.interrupted, "restored while the peer refused"
+        assert len(amqp._held) == 0, f"{len(amqp._held)} items held"
+    restores.wait_for(1)
+    connection.createSession()  # a barrier: a begin the peer answers after the restore
+    restored = peer.connections[-1]
+    wait_until(lambda: len(restored.begins) >= 2, what="the begins after the restore")
+    assert len(restored.begins) == 2, "a session begun that the application never got"
