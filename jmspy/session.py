@@ -102,7 +102,16 @@ class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionT
         self._txn_has_work = False
         self._txn_failure: JMSException | None = None
         if mode == SESSION_TRANSACTED:
-            self._current_txn()
+            try:
+                self._current_txn()
+            except BaseException:
+                # The AMQP session is begun already: nobody could end it once this raised,
+                # and it would stay on the connection for as long as the connection lives.
+                try:
+                    self._amqp.close()
+                except JMSException as exc:
+                    log.debug("ending the session of a failed transaction declare: %s", exc)
+                raise
         # What this session's producers, consumers and browsers may use of it.
         self._port = SessionPort(
             connection=connection,

@@ -16,7 +16,16 @@ import jmspy
 from jmspy import DeliveryMode
 
 from .client_support import Clients, clients_fixture, wait_until, wire_barrier
-from .peer import AMQP_VALUE, AttachRecord, LinkScript, Outcome, ScriptedPeer, TransferRecord
+from .peer import (
+    AMQP_VALUE,
+    AttachRecord,
+    BeginRecord,
+    EndRecord,
+    LinkScript,
+    Outcome,
+    ScriptedPeer,
+    TransferRecord,
+)
 
 
 @pytest.fixture
@@ -255,3 +264,30 @@ def test_settled_asyncio_sends_are_not_kept_for_the_send_timeout(peer: ScriptedP
     refused = [o for o in outcomes if o is not None]
     assert len(refused) == 10 and all(isinstance(o, jmspy.JMSException) for o in refused)
     assert left == 0, f"{left} settled sends still kept until their send timeout"
+
+
+def test_a_transacted_session_whose_coordinator_is_refused_ends_its_amqp_session(
+    make_peer: Any, clients: Clients
+) -> None:
+    """The session is begun before its transaction is declared; when the broker refuses the
+    coordinator, createSession raises and the session it began is ended, not left open on
+    the connection for as long as it lives."""
+
+    def scripts(attach: AttachRecord) -> LinkScript | None:
+        if attach.target is not None and attach.target.coordinator:
+            return LinkScript(refuse=("amqp:not-implemented", "no transactions here"))
+        return None
+
+    peer = make_peer(links=scripts)
+    connection = clients.connect(peer)
+    with pytest.raises(jmspy.JMSException, match="no transactions here"):
+        connection.createSession(True, jmspy.Session.SESSION_TRANSACTED)
+    coordinator = peer.wait_for_attach(role="sender", timeout=20)
+    assert coordinator.target is not None and coordinator.target.coordinator
+    begun = [b for b in peer.records() if isinstance(b, BeginRecord)]
+    assert [b.channel for b in begun] == [coordinator.channel]
+    end = peer.wait_for_records(EndRecord, timeout=20)[0]
+    assert end.channel == coordinator.channel and end.error is None
+    # The connection goes on.
+    session = connection.createSession()
+    session.createProducer(session.createQueue("accepting")).send(session.createTextMessage("x"))
