@@ -189,9 +189,17 @@ class MessageConsumer(
         # when they close: everything unsettled then goes back to the queue.
         self._own_amqp_session = None if adapter.drain else port.amqp_connection.create_session()
         amqp_session = self._own_amqp_session or session._amqp
-        self._receiver: AmqpReceiver = amqp_session.create_receiver(
-            spec, prefetch, decode, self._on_inbound, self._on_link_closed
-        )
+        try:
+            self._receiver: AmqpReceiver = amqp_session.create_receiver(
+                spec, prefetch, decode, self._on_inbound, self._on_link_closed
+            )
+        except BaseException:
+            # Nobody else would end the session begun for this consumer: each refused attempt
+            # (a missing queue, a refused attach) would keep its client objects and a broker
+            # channel, and an application retrying would end at the broker's channel limit.
+            if self._own_amqp_session is not None:
+                self._own_amqp_session.close()
+            raise
         self._receiver.buffered_count = self._buffered_count
         self._receiver.on_ended = self._on_ended_by_broker
         # Failover: message ids handed to the application lately; after a reconnect a message

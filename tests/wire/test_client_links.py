@@ -23,7 +23,7 @@ from jmspy import (
 
 from .client_support import OUTCOMES, Clients, clients_fixture, wire_barrier
 from .conftest import PeerFactory
-from .peer import LinkScript, Outcome, ScriptedPeer
+from .peer import EndRecord, LinkScript, Outcome, ScriptedPeer
 
 JMS_SELECTOR_CODE = 0x0000468C00000004
 NO_LOCAL_CODE = 0x0000468C00000003
@@ -91,6 +91,32 @@ def test_refused_consumer_attach_is_invalid_destination(make_peer: PeerFactory, 
 
     with pytest.raises(InvalidDestinationException):
         session.createConsumer(session.createQueue("missing"))
+
+
+def test_refused_consumer_ends_the_session_begun_for_it(make_peer: PeerFactory, clients: Clients):
+    """A broker that cannot drain (RabbitMQ 3.x) gets an AMQP session per consumer; when the
+    consumer's attach is refused, that session is ended, so an application retrying
+    createConsumer on a missing queue does not pile up sessions (broker channels)."""
+    peer = make_peer(
+        offered_capabilities=(),
+        properties={"product": "RabbitMQ"},
+        links={"/queue/missing": LinkScript(refuse=("amqp:not-found", "no queue 'missing'"))},
+    )
+    connection = clients.connect(peer)
+    assert connection.getMetaData().getAdapter() == "rabbitmq"
+    session = connection.createSession()
+    amqp = connection._amqp
+    assert amqp is not None
+    sessions = len(amqp._sessions)
+    for attempt in range(1, 4):
+        with pytest.raises(InvalidDestinationException):
+            session.createConsumer(session.createQueue("missing"))
+        ends = peer.wait_for_records(EndRecord, count=attempt)
+        assert len(ends) == attempt
+        assert len(peer.begins) == 1 + attempt
+        assert ends[-1].channel == peer.begins[-1].channel  # the consumer's own session
+    # Its end was written after the session left the connection's set (see AmqpSession.close).
+    assert len(amqp._sessions) == sessions
 
 
 def test_refused_attach_leaves_the_session_usable(make_peer: PeerFactory, clients: Clients):
