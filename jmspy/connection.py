@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import collections
 import itertools
 import logging
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, overload
 
 from ._amqp.provider import AmqpConnection, AmqpSender, LinkSpec
@@ -30,6 +28,7 @@ from .connection_listeners import (
     LISTENER_METHODS,
     ConnectionListener,
     ExceptionListener,
+    ListenerThread,
 )
 from .destination import Destination, TemporaryQueue, TemporaryTopic
 from .errors import (
@@ -40,6 +39,7 @@ from .errors import (
 from .failover_options import FailoverOptions
 from .options import ConnectionOptions, Endpoint
 from .session import Session
+from .subscription_tracker import SubscriptionTracker
 
 __all__ = [
     "ACKNOWLEDGE_MODES",
@@ -58,59 +58,6 @@ log = logging.getLogger("jmspy.connection")
 
 
 _connection_seq = itertools.count(1)
-
-
-class _ListenerThread:
-    """Runs a connection's listener calls one at a time, in the order they were handed in, on
-    one thread of its own: started when a call is handed in, ended as soon as nothing is left
-    to run. The engine thread hands calls in and never waits for the application; a listener
-    slower than the events it hears about makes the queue longer, not the number of threads
-    (one thread per call piled threads up behind the listener's lock)."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._calls: collections.deque[tuple[str, Callable[..., Any], tuple[Any, ...]]] = (
-            collections.deque()
-        )
-        self._lock = threading.Lock()
-        self._running = False
-
-    def call(self, what: str, method: Callable[..., Any], *args: Any) -> None:
-        """Queue ``method(*args)`` (``what`` names it in the log if it raises)."""
-        with self._lock:
-            self._calls.append((what, method, args))
-            if self._running:
-                return  # the running thread takes it after the calls before it
-            self._running = True
-            thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-            try:
-                thread.start()
-            except RuntimeError:
-                # No thread to be had (interpreter shutdown, a thread limit): the call stays
-                # queued for the next one to start; raising here would end the engine thread.
-                self._running = False
-                log.error("could not start a thread for %s; the call waits for the next one", what)
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                if not self._calls:
-                    self._running = False
-                    return
-                what, method, args = self._calls.popleft()
-            try:
-                method(*args)
-            except BaseException:  # noqa: BLE001 - a thread ending on SystemExit is silent
-                log.exception("%s raised", what)
-
-
-@dataclass(slots=True)
-class _SharedLinks:
-    """One shared subscription's links on this connection: how many were named (the number
-    in the last name) and how many are still open."""
-
-    named: int = 0
-    open: int = 0
 
 
 class ConnectionMetaData(ConnectionMetaDataTwins):
@@ -216,8 +163,8 @@ class Connection(ConnectionTwins):
         # ExceptionListener calls are serialized per connection (JMS 2.0 section 6.1.7), and
         # in order; ConnectionListener calls for engine-thread events have a thread of their
         # own (a slow ExceptionListener does not hold them up).
-        self._exception_calls = _ListenerThread("jmspy-exception-listener")
-        self._listener_calls = _ListenerThread("jmspy-connection-listener")
+        self._exception_calls = ListenerThread("jmspy-exception-listener")
+        self._listener_calls = ListenerThread("jmspy-connection-listener")
         self._sessions: list[Session] = []
         self._session_seq = itertools.count(1)
         self._dispatch_threads: set[threading.Thread] = set()
@@ -231,11 +178,7 @@ class Connection(ConnectionTwins):
         # brokers that steal a link by name (Qpid Broker-J) would detach a live temporary's
         # link, and delete its node, for a new one that reused its name.
         self._temporary_seq = itertools.count(1)
-        # Shared subscriptions with a consumer here, per (durable|volatile, name): the links
-        # named and still open (Qpid JMS's naming, see _subscription_link_name).
-        self._subscription_links: dict[tuple[str, str], _SharedLinks] = {}
-        self._subscription_lock = threading.Lock()
-        self._active_subscriptions: dict[str, int] = {}
+        self._subscriptions = SubscriptionTracker()
         # Each session's hooks (registered by the session as it is made).
         self._session_hooks: dict[Session, SessionHooks] = {}
         # What this connection's sessions may use of it.
@@ -246,10 +189,12 @@ class Connection(ConnectionTwins):
             wait_started=self._wait_started,
             create_temporary=self._create_temporary,
             client_id_fixed=lambda: self._client_id_fixed,
-            subscription_link_name=self._subscription_link_name,
-            subscription_opened=self._subscription_opened,
-            subscription_closed=self._subscription_closed,
-            active_subscriptions=lambda name: self._active_subscriptions.get(name, 0),
+            subscription_link_name=lambda name, durable, shared: self._subscriptions.link_name(
+                name, durable, shared, global_allowed=not self._client_id_fixed
+            ),
+            subscription_opened=self._subscriptions.opened,
+            subscription_closed=self._subscriptions.closed,
+            active_subscriptions=self._subscriptions.active,
             session_opened=self._session_hooks.__setitem__,
             session_closed=self._session_closed,
             notify_exception_listener=self._notify_exception_listener,
@@ -652,56 +597,6 @@ class Connection(ConnectionTwins):
         if link is not None:
             link.close()
 
-    # ---- subscriptions -----------------------------------------------------------------------
-
-    def _subscription_link_name(self, name: str, durable: bool, shared: bool) -> tuple[str, bool]:
-        """Link name and 'global' flag for a subscription, as Qpid JMS builds them
-        (AmqpSubscriptionTracker), so Java and Python consumers share the broker's queue.
-
-        A shared subscription's links are numbered in the order they are made here, and the
-        numbers are not reused while one of its consumers is open; once the last one closes
-        (``_subscription_closed``) its next link is the first again, as in Qpid JMS."""
-        if "|" in name:
-            raise JMSException(f"subscription name {name!r} must not contain '|'")
-        global_ = shared and not self._client_id_fixed
-        if not shared:
-            return name, False
-        key = _subscription_key(durable, name)
-        with self._subscription_lock:
-            links = self._subscription_links.setdefault(key, _SharedLinks())
-            links.named += 1
-            links.open += 1
-            count = links.named
-        if durable:
-            if global_:
-                return (f"{name}|global" if count == 1 else f"{name}|global{count}"), True
-            return (name if count == 1 else f"{name}|{count}"), False
-        prefix = "global-volatile" if global_ else "volatile"
-        return f"{name}|{prefix}{count}", global_
-
-    def _subscription_opened(self, name: str) -> None:
-        self._active_subscriptions[name] = self._active_subscriptions.get(name, 0) + 1
-
-    def _subscription_closed(self, subscription: Any) -> None:
-        """A consumer closed (or failed to open); ``subscription`` is its Subscription, or
-        None."""
-        if subscription is None:
-            return
-        left = self._active_subscriptions.get(subscription.name, 0) - 1
-        if left <= 0:
-            self._active_subscriptions.pop(subscription.name, None)
-        else:
-            self._active_subscriptions[subscription.name] = left
-        if subscription.shared:
-            key = _subscription_key(subscription.durable, subscription.name)
-            with self._subscription_lock:
-                links = self._subscription_links.get(key)
-                if links is not None:
-                    links.open -= 1
-                    if links.open <= 0:
-                        # Its last link here closed: forgotten, as Qpid JMS forgets it.
-                        del self._subscription_links[key]
-
     def _session_closed(self, session: Session) -> None:
         self._session_hooks.pop(session, None)
         try:
@@ -716,8 +611,3 @@ class Connection(ConnectionTwins):
     def __exit__(self, *exc_info: object) -> None:
         """Leave a ``with`` block: :meth:`close` the connection, whatever happened inside."""
         self.close()
-
-
-def _subscription_key(durable: bool, name: str) -> tuple[str, str]:
-    # Durable and volatile shared subscriptions of one name are numbered apart (Qpid JMS).
-    return ("durable" if durable else "volatile", name)

@@ -4,11 +4,23 @@ ConnectionListener method each event calls."""
 
 from __future__ import annotations
 
+import collections
+import logging
+import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from .errors import JMSException
 
-__all__ = ["ExceptionListener", "ConnectionListener", "LISTENER_METHODS", "CLOSED_METHODS"]
+__all__ = [
+    "ExceptionListener",
+    "ConnectionListener",
+    "LISTENER_METHODS",
+    "CLOSED_METHODS",
+    "ListenerThread",
+]
+
+log = logging.getLogger("jmspy.connection")
 
 
 class ExceptionListener(Protocol):
@@ -71,3 +83,47 @@ LISTENER_METHODS = {
 
 
 CLOSED_METHODS = {"consumer": "onConsumerClosed", "producer": "onProducerClosed"}
+
+
+class ListenerThread:
+    """Runs a connection's listener calls one at a time, in the order they were handed in, on
+    one thread of its own: started when a call is handed in, ended as soon as nothing is left
+    to run. The engine thread hands calls in and never waits for the application; a listener
+    slower than the events it hears about makes the queue longer, not the number of threads
+    (one thread per call piled threads up behind the listener's lock)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._calls: collections.deque[tuple[str, Callable[..., Any], tuple[Any, ...]]] = (
+            collections.deque()
+        )
+        self._lock = threading.Lock()
+        self._running = False
+
+    def call(self, what: str, method: Callable[..., Any], *args: Any) -> None:
+        """Queue ``method(*args)`` (``what`` names it in the log if it raises)."""
+        with self._lock:
+            self._calls.append((what, method, args))
+            if self._running:
+                return  # the running thread takes it after the calls before it
+            self._running = True
+            thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+            try:
+                thread.start()
+            except RuntimeError:
+                # No thread to be had (interpreter shutdown, a thread limit): the call stays
+                # queued for the next one to start; raising here would end the engine thread.
+                self._running = False
+                log.error("could not start a thread for %s; the call waits for the next one", what)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._calls:
+                    self._running = False
+                    return
+                what, method, args = self._calls.popleft()
+            try:
+                method(*args)
+            except BaseException:  # noqa: BLE001 - a thread ending on SystemExit is silent
+                log.exception("%s raised", what)

@@ -23,7 +23,7 @@ from ._modes import (
 from ._ports import ConsumerHooks
 from ._twins.consumer import MessageConsumerTwins
 from .batch import BatchDelivery
-from .consumer_redelivery import RedeliveryHandling, _mark_redelivered
+from .consumer_redelivery import FailoverRedeliveries, RedeliveryHandling
 from .destination import Destination, Topic
 from .errors import (
     IllegalArgumentException,
@@ -202,17 +202,11 @@ class MessageConsumer(
             raise
         self._receiver.buffered_count = self._buffered_count
         self._receiver.on_ended = self._on_ended_by_broker
-        # Failover: message ids handed to the application lately; after a reconnect a message
-        # seen again is flagged JMSRedelivered (Artemis does not raise the delivery count of
-        # messages a dropped connection held).
-        self._track_redelivery = self._connection.isFailover()
-        self._recent_ids: collections.deque[str | None] = collections.deque(
-            maxlen=max(2 * prefetch, 4096)
+        # Failover: message ids handed over lately, flagged JMSRedelivered if seen again after a
+        # reconnect.
+        self._failover_ids = (
+            FailoverRedeliveries(max(2 * prefetch, 4096)) if self._connection.isFailover() else None
         )
-        # The ids of _recent_ids when the transport was last lost, until they are seen again
-        # or the deliveries they could come back among have passed (see _on_interrupted).
-        self._suspect_ids: set[str | None] = set()
-        self._suspect_countdown = 0
         self._receiver.on_interrupted = self._on_interrupted
         self._tracing = tracing.for_consumer(self._connection, destination)  # None: off
         if self._tracing is not None:  # receive and process spans (jmspy/tracing.py)
@@ -276,21 +270,8 @@ class MessageConsumer(
         saw are dropped (the broker redelivers them); those it did see are remembered."""
         with self._cv:
             self._buffer.clear()
-            # Replaced, not added to: _recent_ids still holds every id handed over lately, those
-            # handed over before an earlier loss included, so a suspect of an earlier loss that
-            # can still come back is kept; one pushed out of _recent_ids is older than the
-            # memory the detection has anyway. Added to, the set grew by up to a _recent_ids
-            # per reconnect for the consumer's lifetime.
-            suspects = set(self._recent_ids)
-            suspects.discard(None)
-            self._suspect_ids = suspects
-            # What the lost link held unsettled goes back to the head of the queue in the order
-            # it was first delivered, ahead of what this consumer has not had yet, so a suspect
-            # that comes back does so among the first len(suspects) deliveries after the
-            # restore; a prefetch window more allows for what may still come ahead of it (a
-            # higher priority, a message already put back). After that many, none can still be
-            # on its way, and the set is let go of.
-            self._suspect_countdown = len(suspects) + self._receiver.prefetch
+            if self._failover_ids is not None:
+                self._failover_ids.interrupted(self._receiver.prefetch)
             self._cv.notify_all()
 
     def _on_ended_by_broker(self, error: JMSException) -> None:
@@ -354,17 +335,8 @@ class MessageConsumer(
                     log.debug("dropping expired message %s", inbound.message.getJMSMessageID())
                     self._receiver.settle(inbound, "modified", failed=True, undeliverable=True)
                     continue
-            if self._track_redelivery:
-                message_id = inbound.message.getJMSMessageID()
-                if self._suspect_ids:
-                    if message_id in self._suspect_ids:
-                        self._suspect_ids.discard(message_id)
-                        if (inbound.message.get_delivery_count() or 1) <= 1:
-                            _mark_redelivered(inbound.message)
-                    self._suspect_countdown -= 1
-                    if self._suspect_countdown <= 0:
-                        self._suspect_ids = set()  # past the window (see _on_interrupted)
-                self._recent_ids.append(message_id)
+            if self._failover_ids is not None:
+                self._failover_ids.taken(inbound.message)
             policy = self._policy
             if policy.limited:
                 count = inbound.message.get_delivery_count() or 1

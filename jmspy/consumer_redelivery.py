@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .consumer import BatchListenerLike, ListenerLike
     from .destination import Destination
 
-__all__ = ["RedeliveryHandling"]
+__all__ = ["RedeliveryHandling", "FailoverRedeliveries"]
 
 log = logging.getLogger("jmspy.consumer")
 
@@ -157,3 +157,49 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
 
 def _mark_redelivered(message: Message) -> None:
     message.set_delivery_count((message.get_delivery_count() or 1) + 1)
+
+
+class FailoverRedeliveries:
+    """Failover: the ids of the messages a consumer handed over lately, so that after a
+    reconnect one seen again is flagged JMSRedelivered (Artemis does not raise the delivery
+    count of what a dropped connection held). Used under the consumer's lock."""
+
+    __slots__ = ("recent", "suspects", "_countdown")
+
+    def __init__(self, window: int) -> None:
+        self.recent: collections.deque[str | None] = collections.deque(maxlen=window)
+        # The ids of `recent` when the transport was last lost, until they are seen again or
+        # the deliveries they could come back among have passed (see interrupted()).
+        self.suspects: set[str | None] = set()
+        self._countdown = 0
+
+    def interrupted(self, prefetch: int) -> None:
+        """The transport is lost: what was handed over lately may come back."""
+        # Replaced, not added to: `recent` still holds every id handed over lately, those
+        # handed over before an earlier loss included, so a suspect of an earlier loss that
+        # can still come back is kept; one pushed out of `recent` is older than the memory the
+        # detection has anyway. Added to, the set grew by up to a `recent` per reconnect for
+        # the consumer's lifetime.
+        suspects = set(self.recent)
+        suspects.discard(None)
+        self.suspects = suspects
+        # What the lost link held unsettled goes back to the head of the queue in the order it
+        # was first delivered, ahead of what this consumer has not had yet, so a suspect that
+        # comes back does so among the first len(suspects) deliveries after the restore; a
+        # prefetch window more allows for what may still come ahead of it (a higher priority,
+        # a message already put back). After that many, none can still be on its way, and the
+        # set is let go of.
+        self._countdown = len(suspects) + prefetch
+
+    def taken(self, message: Message) -> None:
+        """A message is about to be handed over: flagged if it is one seen before the loss."""
+        message_id = message.getJMSMessageID()
+        if self.suspects:
+            if message_id in self.suspects:
+                self.suspects.discard(message_id)
+                if (message.get_delivery_count() or 1) <= 1:
+                    _mark_redelivered(message)
+            self._countdown -= 1
+            if self._countdown <= 0:
+                self.suspects = set()  # past the window (see interrupted())
+        self.recent.append(message_id)

@@ -34,13 +34,13 @@ from .._version import __version__
 from ..errors import (
     IllegalStateException,
     JMSException,
-    JMSSecurityException,
 )
 from ..options import ConnectionOptions, Endpoint
 from . import sasl
 from .completion import Completion
+from .connection_errors import engine_failure, transport_error
 from .engine import Engine
-from .engine_errors import EngineStopped, IdleTimeoutExpired
+from .engine_errors import EngineStopped
 from .event_loop import shared_loop
 from .links import _context_of, _LinkBase, release_contexts  # noqa: F401 - re-exported
 from .proton_internals import DeliveryRef, LinkRef, delivery_link_ref, wrap_link
@@ -551,32 +551,14 @@ class AmqpConnection:
         if kind == Event.TRANSPORT_ERROR:
             cond = event.transport.condition if event.transport is not None else None
             log.debug("transport error on %s: %s", self.endpoint.display(), cond)
-            self._fail(self._transport_error(cond))
+            self._fail(transport_error(self.endpoint.display(), self._established(), cond))
             return
         if kind == Event.TRANSPORT_CLOSED:
             self._fail(JMSException(f"connection to {self.endpoint.display()} was closed"))
             return
 
-    def _io_failure_text(self, detail: object) -> str:
-        # A socket error before the open completed means the connect failed; after it, an
-        # established connection was lost (a reset mid-stream is not a failure to connect).
-        if self._open_completion.done() and self._open_completion.error is None:
-            return f"connection to {self.endpoint.display()} was lost: {detail}"
-        return f"could not connect to {self.endpoint.display()}: {detail}"
-
-    def _transport_error(self, cond: Condition | None) -> JMSException:
-        if cond is not None and str(cond.name) in (
-            "amqp:unauthorized-access",
-            "amqp:sasl:auth",
-            "proton:io",
-        ):
-            if str(cond.name) == "proton:io":
-                return JMSException(self._io_failure_text(cond.description), str(cond.name))
-            return JMSSecurityException(
-                f"authentication failed for {self.endpoint.display()}: {cond.description}",
-                str(cond.name),
-            )
-        return error_for_condition(cond, JMSException, f"connection to {self.endpoint.display()}")
+    def _established(self) -> bool:
+        return self._open_completion.done() and self._open_completion.error is None
 
     def _on_remote_open(self) -> None:
         conn = self._proton
@@ -688,18 +670,7 @@ class AmqpConnection:
             session._on_connection_failed(error)
 
     def on_engine_failed(self, error: BaseException) -> None:
-        if isinstance(error, JMSException):
-            jms_error = error
-        elif isinstance(error, IdleTimeoutExpired):
-            jms_error = JMSException(
-                f"connection to {self.endpoint.display()}: {error}", linked=error
-            )
-        elif isinstance(error, OSError):
-            jms_error = JMSException(self._io_failure_text(error), linked=error)
-        else:
-            jms_error = JMSException(
-                f"connection to {self.endpoint.display()} ended: {error}", linked=error
-            )
+        jms_error = engine_failure(self.endpoint.display(), self._established(), error)
         self._fail(jms_error)
         self._close_completion.succeed(None)
         self._release_proton(self._proton)

@@ -12,7 +12,7 @@ from jmspy.conformance.context import Target
 from jmspy.conformance.model import Outcome, Result
 from jmspy.conformance.runner import run_target
 
-import jmspy.consumer
+import jmspy.consumer_redelivery
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -51,7 +51,7 @@ def test_fo3_fails_when_the_client_stops_flagging_redeliveries(
     assert correct.outcome is Outcome.PASSED, correct
     # Artemis does not raise the delivery count of what a dropped connection held: without
     # the client's own bookkeeping the messages come back unflagged.
-    monkeypatch.setattr(jmspy.consumer, "_mark_redelivered", lambda message: None)
+    monkeypatch.setattr(jmspy.consumer_redelivery, "_mark_redelivered", lambda message: None)
     broken = _run(target, ["FO-3"])["FO-3"]
     assert broken.outcome is Outcome.FAILED, broken
     assert "JMSRedelivered=false" in (broken.observed or ""), broken

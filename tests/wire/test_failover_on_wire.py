@@ -207,8 +207,8 @@ def test_ids_remembered_across_reconnects_are_let_go_of_after_a_window(
     for cut in range(1, 4):
         peer.drop(reset=True)
         restores.wait_for(cut)
-        suspects = len(consumer._suspect_ids)
-        assert 0 < suspects <= (consumer._recent_ids.maxlen or 0)
+        suspects = len(consumer._failover_ids.suspects)
+        assert 0 < suspects <= (consumer._failover_ids.recent.maxlen or 0)
         # The last message handed over before the loss comes again with its delivery count
         # unchanged, as Artemis sends what a dropped connection held: it is flagged.
         peer.enqueue("q", AmqpMessage(id=handed[-1], body="again"))
@@ -217,7 +217,7 @@ def test_ids_remembered_across_reconnects_are_let_go_of_after_a_window(
         assert again.getJMSRedelivered() is True
         # Past every delivery a remembered message could come back among, nothing is kept.
         handed = deliver(suspects + prefetch)
-        assert len(consumer._suspect_ids) == 0, f"after reconnect {cut}"
+        assert len(consumer._failover_ids.suspects) == 0, f"after reconnect {cut}"
 
 
 def test_polling_while_reconnecting_holds_no_work_per_call(
