@@ -8,6 +8,7 @@ A mixin of :class:`jmspy.session.Session`, which holds the state it reads and wr
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from ._modes import SESSION_TRANSACTED
@@ -126,16 +127,12 @@ class SessionTransactions:
         amqp = self._amqp_connection
         if self._txn_id is not None and self._txn_epoch != amqp.epoch:
             self._txn_lost()
+        unsettled = False
         if self._txn_failure is None and not amqp.interrupted:
-            timeout_s = self._connection.options.send_timeout / 1000.0
-            for producer in list(self._producers):
-                # Reach-in kept: the session owns its producers' links for the transaction
-                # (a commit waits until every transactional send on them is settled).
-                for link in producer._links.values():
-                    link.wait_settled(timeout_s)
+            unsettled = self._wait_transactional_sends()
         failure = self._txn_failure or amqp.failure
         if failure is not None:
-            self._discard_transaction()
+            self._discard_transaction(in_doubt_if_unanswered=unsettled)
             raise TransactionRolledBackException(
                 f"the transaction was rolled back: {failure.reason}", linked=failure
             )
@@ -149,6 +146,41 @@ class SessionTransactions:
             self._end_transaction()
             raise
         self._end_transaction()
+
+    def _wait_transactional_sends(self) -> bool:
+        """Wait, within jms.sendTimeout, until the broker settled every send of the
+        transaction. When it did not (no link credit, or no outcome), the sends never written
+        are withdrawn, so they are not written after the transaction ends, and the transaction
+        is failed: a commit must not count sends whose outcome nobody knows. Returns whether
+        that happened."""
+        send_timeout = self._connection.options.send_timeout
+        deadline = time.monotonic() + send_timeout / 1000.0
+        links = [
+            link
+            # Reach-in kept: the session owns its producers' links for the transaction.
+            for producer in list(self._producers)
+            for link in producer._links.values()
+        ]
+        late = [
+            link for link in links if not link.wait_settled(max(0.0, deadline - time.monotonic()))
+        ]
+        txn_id = self._txn_id
+        if not late or txn_id is None:
+            return False
+        withdrawn_error = TransactionRolledBackException(
+            f"transactional send was not written within {send_timeout} ms (jms.sendTimeout: "
+            "the broker gave no credit); it is withdrawn and the transaction rolled back"
+        )
+        withdrawn = sum(link.withdraw_transactional(txn_id, withdrawn_error) for link in late)
+        addresses = ", ".join(repr(link.spec.address) for link in late)
+        if self._txn_failure is None:
+            self._txn_failure = TransactionRolledBackException(
+                f"sends of the transaction to {addresses} were not settled by the broker within "
+                f"{send_timeout} ms (jms.sendTimeout), {withdrawn} of them never written (no "
+                "link credit): a commit cannot count sends whose outcome is unknown, so the "
+                "unwritten ones were withdrawn and the transaction is rolled back"
+            )
+        return True
 
     def rollback(self) -> None:
         """Undo the current transaction: sends are discarded and received messages go back to
@@ -181,14 +213,27 @@ class SessionTransactions:
             for consumer in list(self._consumers):
                 self._hooks_of(consumer).receiver.restore_credit()
 
-    def _discard_transaction(self) -> None:
+    def _discard_transaction(self, in_doubt_if_unanswered: bool = False) -> None:
         """Roll back what the broker may still hold of the current transaction, then start
-        over (errors are logged: the caller reports the rollback)."""
+        over (errors are logged: the caller reports the rollback). With
+        ``in_doubt_if_unanswered`` a rollback that gets no answer raises
+        TransactionInDoubtException: the broker may still hold sends of the transaction
+        whose outcome was unknown."""
         txn_id, epoch = self._txn_id, self._txn_epoch
         amqp = self._amqp_connection
         if txn_id is not None and epoch == amqp.epoch and amqp.failure is None:
             try:
                 self._amqp.coordinator().discharge(txn_id, fail=True, epoch=epoch)
+            except TransactionInDoubtException as exc:
+                if in_doubt_if_unanswered and amqp.epoch == epoch and amqp.failure is None:
+                    why = self._txn_failure.reason if self._txn_failure else "sends unsettled"
+                    self._end_transaction(declare_next=False)
+                    raise TransactionInDoubtException(
+                        f"the transaction had to be rolled back ({why}), but the rollback got "
+                        f"no answer from the broker ({exc.reason}): its outcome is unknown",
+                        linked=exc,
+                    ) from exc
+                log.debug("rolling back a failed transaction: %s", exc)
             except JMSException as exc:
                 log.debug("rolling back a failed transaction: %s", exc)
         self._end_transaction(declare_next=amqp.failure is None)

@@ -199,38 +199,48 @@ class AmqpSender(_LinkBase):
         )
 
     def _do_flush(self) -> None:
+        link = self.link
+        # What is written leaves the outbox under the lock, before it is written: a send
+        # withdrawn from the outbox (a commit that rolls back, a send that timed out) is then
+        # either already on its way or never written, never put back and written later.
         with self._outbox_lock:
             self._flush_scheduled = False
             if not self._outbox:
                 return
-            outbox = self._outbox
-            self._outbox = []
-        link = self.link
-        if self.failure is not None:
-            for pending in outbox:
+            failure = self.failure
+            failed: list[PendingSend] = []
+            if failure is not None:
+                failed, self._outbox = self._outbox, []
+            elif self.connection._live_gen < 0 or not link.state & Link.LOCAL_ACTIVE:
+                return  # between transports (failover): kept for the re-attached link
+            else:
+                epoch = self.connection.epoch
+                ref = link_ref(link)
+                credit = link_credit(ref)
+                outbox = self._outbox
+                dropped: list[PendingSend] = []
+                ready: list[PendingSend] = []
+                taken = 0
+                for pending in outbox:
+                    if pending.txn_epoch is not None and pending.txn_epoch != epoch:
+                        dropped.append(pending)
+                    elif len(ready) < credit:
+                        ready.append(pending)
+                    else:
+                        break
+                    taken += 1
+                del outbox[:taken]
+        if failure is not None:
+            for pending in failed:
                 self._in_flight.release()
                 if pending.completion is not None:
-                    pending.completion.fail(self.failure)
+                    pending.completion.fail(failure)
             return
-        if self.connection._live_gen < 0 or not link.state & Link.LOCAL_ACTIVE:
-            # Between transports (failover): keep everything for the re-attached link.
-            with self._outbox_lock:
-                self._outbox[:0] = outbox
-            return
-        epoch = self.connection.epoch
-        remaining: list[PendingSend] = []
-        ref = link_ref(link)
-        credit = link_credit(ref)
+        for pending in dropped:
+            self._drop_lost_transactional(pending)
         unsettled = self._unsettled
         tags = self._tags
-        for index, pending in enumerate(outbox):
-            if pending.txn_epoch is not None and pending.txn_epoch != epoch:
-                self._drop_lost_transactional(pending)
-                continue
-            if credit <= 0:
-                remaining = outbox[index:]
-                break
-            credit -= 1
+        for pending in ready:
             tag = str(next(tags)).encode()
             if pending.txn_id is not None:
                 # The transfer carries transactional-state(txn-id): it counts at commit only.
@@ -242,9 +252,20 @@ class AmqpSender(_LinkBase):
                 unsettled[delivery_ref(delivery)] = pending
             else:
                 unsettled[start_transfer(ref, tag, pending.payload)] = pending
-        if remaining:
-            with self._outbox_lock:
-                self._outbox[:0] = remaining
+
+    def withdraw_transactional(self, txn_id: bytes, error: JMSException) -> int:
+        """Take the sends of transaction ``txn_id`` that were never written out of the outbox,
+        so they are not written after the transaction ends; each fails with ``error``. Returns
+        how many there were."""
+        with self._outbox_lock:
+            withdrawn = [p for p in self._outbox if p.txn_id == txn_id]
+            if withdrawn:
+                self._outbox = [p for p in self._outbox if p.txn_id != txn_id]
+        for pending in withdrawn:
+            self._in_flight.release()
+            if pending.completion is not None:
+                pending.completion.fail(error)
+        return len(withdrawn)
 
     def _drop_lost_transactional(self, pending: PendingSend) -> None:
         """A send of a transaction that the broker dropped with the old transport."""
@@ -324,18 +345,34 @@ class AmqpSender(_LinkBase):
 
     def _on_failed(self, error: JMSException) -> None:
         super()._on_failed(error)
+        lost_transactional = False
         for pending in self._unsettled.values():
             self._in_flight.release()
+            lost_transactional = lost_transactional or pending.txn_id is not None
             if pending.completion is not None:
                 pending.completion.fail(error)
         self._unsettled.clear()
+        if lost_transactional and self.txn_failure_handler is not None:
+            # The broker may or may not hold these sends in the transaction: it must not be
+            # committed with them in an unknown state.
+            self.txn_failure_handler(
+                TransactionRolledBackException(
+                    f"transactional sends to {self.spec.address!r} were not settled before the "
+                    f"link failed ({error.reason}); the transaction will roll back",
+                    linked=error,
+                )
+            )
         self._do_flush()
 
-    def wait_settled(self, timeout_s: float) -> None:
-        """Wait until every queued send is settled (used by close)."""
+    def wait_settled(self, timeout_s: float) -> bool:
+        """Wait until every queued send is settled (used by close and commit). Returns whether
+        they all were: False when some are still queued or unsettled at the deadline, or when
+        the connection is reconnecting."""
         if not self._unsettled and not self._outbox:
-            return  # nothing in flight: no round trip to the engine (the close may have no time)
-        done: Completion[None] = Completion()
+            return (
+                True  # nothing in flight: no round trip to the engine (the close may have no time)
+            )
+        done: Completion[bool] = Completion()
 
         def check() -> None:
             if done.done():
@@ -343,13 +380,11 @@ class AmqpSender(_LinkBase):
                 # would otherwise keep this poll, and the sends it holds, for the connection's
                 # life.
                 return
-            if (
-                (not self._unsettled and not self._outbox)
-                or self.failure is not None
-                or self.closed
-            ):
+            if not self._unsettled and not self._outbox:
+                done.succeed(True)
+            elif self.failure is not None or self.closed:
                 # A closed link's sends can no longer be settled: nothing left to wait for.
-                done.succeed(None)
+                done.succeed(False)
             else:
                 self.connection.engine.schedule(0.005, check)
 
@@ -361,9 +396,10 @@ class AmqpSender(_LinkBase):
         if self.connection.interrupted:
             # Reconnecting: what is still unsettled is resent later or fails with its own
             # completion; a close does not wait for the reconnect.
-            return
+            return False
         try:
             self.connection.submit(check)
-            done.wait(timeout_s, gave_up)
+            return done.wait(timeout_s, gave_up) is True
         except JMSException as exc:
-            log.warning("closing producer with unsettled sends: %s", exc.reason)
+            log.warning("sends to %r not settled in time: %s", self.spec.address, exc.reason)
+            return False

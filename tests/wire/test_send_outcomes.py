@@ -1,0 +1,160 @@
+"""What a send or a commit reports when the broker gives no outcome: a send whose outcome is
+unknown is reported as unknown, never as success or as "not sent", and a transaction with such
+a send is never committed.
+
+The scripted peer does not answer transaction controls itself; ``_coordinator`` teaches it,
+for one test, to declare transactions and to answer (or withhold the answer to) discharges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from proton import Data, Delivery
+
+import jmspy
+
+from .client_support import Clients, clients_fixture, wait_until
+from .peer import AttachRecord, LinkScript, ScriptedPeer
+from .peer_engine import _PeerConnection
+
+DECLARED = 0x33
+
+
+@pytest.fixture
+def clients() -> Iterator[Clients]:
+    yield from clients_fixture()
+
+
+@dataclass
+class _Coordinator:
+    """The peer's transaction coordinator: ``discharges`` records (txn-id, fail) in arrival
+    order; ``answer_discharge`` False leaves discharges unanswered."""
+
+    answer_discharge: bool = True
+    discharges: list[tuple[bytes, bool]] = field(default_factory=list)
+    declared: int = 0
+
+
+@pytest.fixture
+def coordinator(monkeypatch: pytest.MonkeyPatch) -> _Coordinator:
+    state = _Coordinator()
+    original = _PeerConnection._on_delivery
+
+    def on_delivery(self: _PeerConnection, delivery: Delivery) -> None:
+        link = delivery.link
+        script = self.links.get((False, link.name)) if link.is_receiver else None
+        target = script.attach.target if script is not None and script.attach else None
+        if target is None or not target.coordinator:
+            original(self, delivery)
+            return
+        if delivery.partial or not delivery.readable:
+            return
+        payload = link.recv(delivery.pending)
+        link.advance()
+        link.flow(1)
+        data = Data()
+        data.decode(payload)
+        control = data.get_object()  # amqp-value(described(declare|discharge, fields))
+        while str(control.descriptor) not in ("amqp:declare:list", "amqp:discharge:list"):
+            control = control.value
+        if str(control.descriptor) == "amqp:declare:list":
+            state.declared += 1
+            delivery.local.data = [f"txn-{state.declared}".encode()]
+            delivery.update(DECLARED)
+            delivery.settle()
+            return
+        txn_id, fail = bytes(control.value[0]), bool(control.value[1])
+        state.discharges.append((txn_id, fail))
+        if state.answer_discharge:
+            delivery.update(Delivery.ACCEPTED)
+            delivery.settle()
+
+    monkeypatch.setattr(_PeerConnection, "_on_delivery", on_delivery)
+    return state
+
+
+def _no_credit_on(address: str) -> Any:
+    def scripts(attach: AttachRecord) -> LinkScript | None:
+        return LinkScript(credit=0) if attach.address == address else None
+
+    return scripts
+
+
+def _grant_credit(peer: ScriptedPeer, address: str, credit: int) -> None:
+    """The peer grants ``credit`` on its receiving end of the client's links to ``address``
+    (a broker whose address is no longer full)."""
+
+    def run() -> None:
+        for conn in peer._live(None):
+            for (is_sender, _name), state in list(conn.links.items()):
+                if not is_sender and state.address == address:
+                    state.link.flow(credit)
+            conn.process()
+
+    peer._call(run)
+
+
+def test_a_commit_with_unwritten_sends_rolls_back_and_never_writes_them(
+    make_peer: Any, clients: Clients, coordinator: _Coordinator
+) -> None:
+    """The broker withholds credit (an address full with a BLOCK policy): the transaction's
+    send stays queued. The commit must not report success for it: it rolls back, says why,
+    and the withdrawn send is not written when credit comes later."""
+    # Transfers on the credit-0 link after the late grant are asserted below, not by strict.
+    peer = make_peer(links=_no_credit_on("full"), strict=False)
+    connection = clients.connect(peer, send_timeout=1000)
+    session = connection.createSession(jmspy.SESSION_TRANSACTED)
+    producer = session.createProducer(session.createQueue("full"))
+    producer.send(session.createTextMessage("held back by the broker"))
+    with pytest.raises(jmspy.TransactionRolledBackException) as caught:
+        session.commit()
+    message = str(caught.value)
+    assert "1000 ms (jms.sendTimeout)" in message and "1 of them never written" in message
+    assert [fail for _txn, fail in coordinator.discharges] == [True], coordinator.discharges
+    # Credit now: nothing of the finished transaction may go out.
+    _grant_credit(peer, "full", 10)
+    session.createProducer(session.createQueue("open")).send(session.createTextMessage("next"))
+    session.commit()
+    assert [t.link_name for t in peer.transfers if "full" in (t.link_name or "")] == []
+    assert [fail for _txn, fail in coordinator.discharges] == [True, False]
+
+
+def test_a_commit_whose_rollback_gets_no_answer_is_in_doubt(
+    make_peer: Any, clients: Clients, coordinator: _Coordinator
+) -> None:
+    """As above, but the broker does not answer the rollback either: the client cannot know
+    what became of the transaction, and says so."""
+    coordinator.answer_discharge = False
+    peer = make_peer(links=_no_credit_on("full"))
+    connection = clients.connect(peer, send_timeout=1000, request_timeout=1500)
+    session = connection.createSession(jmspy.SESSION_TRANSACTED)
+    producer = session.createProducer(session.createQueue("full"))
+    producer.send(session.createTextMessage("held back by the broker"))
+    with pytest.raises(jmspy.TransactionInDoubtException) as caught:
+        session.commit()
+    assert "rollback got no answer" in str(caught.value)
+    assert "never written" in str(caught.value)
+    assert [fail for _txn, fail in coordinator.discharges] == [True]
+
+
+def test_transactional_sends_lost_with_their_link_roll_the_commit_back(
+    make_peer: Any, clients: Clients, coordinator: _Coordinator
+) -> None:
+    """The broker detaches the producer's link before settling the transaction's send: the
+    send's fate is unknown, so the commit rolls back instead of committing without it."""
+    peer = make_peer(links=lambda a: LinkScript(outcome=None) if a.address == "q" else None)
+    connection = clients.connect(peer, send_timeout=5000)
+    session = connection.createSession(jmspy.SESSION_TRANSACTED)
+    producer = session.createProducer(session.createQueue("q"))
+    producer.send(session.createTextMessage("never settled"))
+    wait_until(lambda: peer.transfers, what="the transactional transfer")
+    link = next(a.name for a in peer.attaches if a.address == "q")
+    peer.close_link(link, "amqp:internal-error", "queue deleted")
+    wait_until(lambda: producer._links[producer._destination].failure, what="the link failure")
+    with pytest.raises(jmspy.TransactionRolledBackException, match="queue deleted"):
+        session.commit()
+    assert [fail for _txn, fail in coordinator.discharges] == [True]
