@@ -82,9 +82,9 @@ class AsyncReceiveSupport:
             return None
         with self._cv:
             inbound = self._take()
-            if inbound is not None:
-                return self._hand_over(inbound)
-        return None
+        # Handed over without _cv: a transaction declared there waits for the engine thread,
+        # which needs _cv to buffer arrivals.
+        return None if inbound is None else self._hand_over(inbound)
 
     def drain_remote(self) -> None:
         """What ``receive(timeout)`` does once its time is up, before it returns null: fetch

@@ -23,6 +23,7 @@ from ._modes import (
 from ._ports import ConsumerHooks
 from ._twins.consumer import MessageConsumerTwins
 from .batch import BatchDelivery
+from .consumer_handover import HandOver
 from .consumer_redelivery import FailoverRedeliveries, RedeliveryHandling
 from .destination import Destination, Topic
 from .errors import (
@@ -77,7 +78,12 @@ BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
 
 
 class MessageConsumer(
-    BufferedDelivery, BatchDelivery, RedeliveryHandling, AsyncReceiveSupport, MessageConsumerTwins
+    BufferedDelivery,
+    BatchDelivery,
+    RedeliveryHandling,
+    HandOver,
+    AsyncReceiveSupport,
+    MessageConsumerTwins,
 ):
     """Receives messages from one destination."""
 
@@ -317,50 +323,6 @@ class MessageConsumer(
             )
         self._port.check_closed()
 
-    def _take(self) -> InboundDelivery | None:
-        """Pop the next deliverable message; expired ones are settled and skipped."""
-        connection = self._receiver.connection
-        while self._buffer:
-            inbound = self._buffer.popleft()
-            if inbound.epoch != connection.epoch:
-                # Its transport is gone (failover): it can no longer be acknowledged and the
-                # broker sends it again. The engine thread empties the buffer when it learns
-                # of the loss, but it needs this lock for that, and a receive() loop that keeps
-                # finding messages would otherwise hand out the whole prefetch first.
-                continue
-            self._receiver.credit_consumed()
-            if self._local_expiry:
-                expiration = inbound.message.getJMSExpiration()
-                if expiration and expiration <= time.time_ns() // 1_000_000:
-                    log.debug("dropping expired message %s", inbound.message.getJMSMessageID())
-                    self._receiver.settle(inbound, "modified", failed=True, undeliverable=True)
-                    continue
-            if self._failover_ids is not None:
-                self._failover_ids.taken(inbound.message)
-            policy = self._policy
-            if policy.limited:
-                count = inbound.message.get_delivery_count() or 1
-                if policy.exceeded(count):
-                    # A message over the attempt limit is never handed to the application.
-                    self._give_up(inbound, count)
-                    continue
-            return inbound
-        return None
-
-    def _hand_over(self, inbound: InboundDelivery) -> Message:
-        """Acknowledge according to the session mode as the message reaches the application."""
-        message: Message = inbound.message
-        mode = self._port.mode
-        if mode == CLIENT_ACKNOWLEDGE:
-            self._port.track_unacked(inbound)
-            message.set_acknowledge_callback(self._port.acknowledge)
-        elif mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
-            self._receiver.settle(inbound, "accepted")
-        else:
-            # SESSION_TRANSACTED: accepted within the transaction; commit or rollback decides.
-            self._receiver.settle(inbound, "accepted", txn_id=self._port.txn_for_work()[0])
-        return message
-
     # ---- listener delivery (the redelivery handling is in consumer_redelivery.py) ----------
 
     def _listener_failed(self, exc: BaseException, what: str) -> None:
@@ -551,6 +513,16 @@ class MessageConsumer(
                 "Cannot synchronously receive a message when a MessageListener is set on this "
                 "session"
             )
+        inbound = self._wait_for_delivery(timeout_s, no_wait, accept)
+        return None if inbound is None else self._hand_over(inbound)
+
+    def _wait_for_delivery(
+        self,
+        timeout_s: float | None,
+        no_wait: bool,
+        accept: Callable[[Message], bool] | None,
+    ) -> InboundDelivery | None:
+        """The next message for receive(), taken from the buffer (None: none in time)."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         drained = False
         connection = self._port.connection_port
@@ -569,7 +541,7 @@ class MessageConsumer(
                                 except JMSException:
                                     self._buffer.extendleft([inbound])
                                     raise
-                            return self._hand_over(inbound)
+                            return inbound
                     if self._failure is not None:
                         raise JMSException(
                             f"the consumer on {self._destination} can no longer receive: "
