@@ -31,6 +31,7 @@ import time
 from typing import TYPE_CHECKING
 
 from .._deferred_wakeups import WakeupDeferral
+from ..errors import JMSException
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -117,19 +118,49 @@ class SharedEventLoop:
     def _run(self) -> None:
         poller = _Poller()
         deferral = WakeupDeferral()
+        # The engines this thread serves (filled by _serve): failed here if the loop itself
+        # breaks, so no connection is left waiting on a thread that is gone.
+        engines: dict[Engine, list[float]] = {}
         deferral.enter()
         try:
-            self._serve(poller, deferral)
+            self._serve(poller, deferral, engines)
+        except BaseException as exc:  # noqa: BLE001 - the loop thread never dies silently
+            self._fail_served(exc, engines)
         finally:
             deferral.leave()  # nothing deferred is left behind when the thread ends
             poller.close()  # the loop thread ends when idle; its epoll fd must not outlive it
 
-    def _serve(self, poller: _Poller, deferral: WakeupDeferral) -> None:
+    def _fail_served(self, exc: BaseException, engines: dict[Engine, list[float]]) -> None:
+        """The loop broke outside an engine's step (the poller, say): every engine it served
+        ends as if its transport had died, and the next engine starts a new loop thread."""
+        log.error("shared event loop %s failed", self.name, exc_info=exc)
+        for engine in list(engines):
+            error = JMSException(
+                f"connection to {engine.host}:{engine.port} lost its shared event loop thread "
+                f"{self.name}: {exc!r}",
+                linked=exc,
+            )
+            engines.pop(engine, None)
+            with self._lock:
+                self.load -= 1
+            try:
+                engine._finish(error)
+            except BaseException:  # noqa: BLE001 - the other engines must be failed too
+                log.exception("failing an engine of the shared event loop %s raised", self.name)
+        with self._lock:
+            # Engines added since the last turn are served by a new thread.
+            self._thread = None
+            if self._incoming:
+                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._thread.start()
+
+    def _serve(
+        self, poller: _Poller, deferral: WakeupDeferral, engines: dict[Engine, list[float]]
+    ) -> None:
         own_fd = self._wake_r.fileno()
         poller.register(own_fd, _POLL_IN)
-        # engine -> [deadline of its live heap entry (0.0: none), socket events registered];
-        # fd -> (engine, is its wake-up socket)
-        engines: dict[Engine, list[float]] = {}
+        # engines: engine -> [deadline of its live heap entry (0.0: none), socket events
+        # registered]; fd -> (engine, is its wake-up socket)
         by_fd: dict[int, tuple[Engine, bool]] = {}
         due: dict[Engine, list[bool]] = {}  # engine -> [socket readable, woken]
         # (deadline, seq, engine): one entry per turn; an entry whose deadline is no longer

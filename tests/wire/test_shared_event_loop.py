@@ -4,14 +4,17 @@ and a shared listener dispatch pool, with every connection behaving as with its 
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from proton import Message
 
 import jmspy
+from jmspy._amqp import event_loop
 from jmspy.errors import IllegalArgumentException, IllegalStateException, JMSException
 
 from .client_support import Clients, clients_fixture, wait_until
@@ -134,3 +137,45 @@ def test_listener_closing_its_own_session_is_refused_on_the_shared_pool(
 def test_bad_shared_event_loop_threads_is_refused(value: str) -> None:
     with pytest.raises(IllegalArgumentException, match="transport.sharedEventLoopThreads"):
         jmspy.ConnectionFactory(f"amqp://127.0.0.1:5672?transport.sharedEventLoopThreads={value}")
+
+
+def test_a_failing_poller_fails_its_connections_and_the_next_connection_gets_a_new_loop(
+    peer: ScriptedPeer, clients: Clients, caplog: pytest.LogCaptureFixture, monkeypatch: Any
+) -> None:
+    """An error of the loop itself (its poller, not an engine's step) is logged, fails the
+    connections it served as a lost transport would (the ExceptionListener hears it), and a
+    connection made afterwards gets a new loop thread that works."""
+    caplog.set_level(logging.ERROR, logger="jmspy.engine")
+    failures: list[JMSException] = []
+    failed = threading.Event()
+
+    def on_exception(exc: JMSException) -> None:
+        failures.append(exc)
+        failed.set()
+
+    doomed = clients.connect(peer, shared_event_loop_threads=1)
+    doomed.setExceptionListener(on_exception)
+    doomed.createSession()
+    loop = event_loop.shared_loop(1)
+    assert loop is not None
+    armed = threading.Event()
+    real_poll = event_loop._Poller.poll
+
+    def poll(self: event_loop._Poller, timeout_s: float) -> list[tuple[int, int]]:
+        if armed.is_set() and threading.current_thread().name == loop.name:
+            armed.clear()
+            raise RuntimeError("injected poller fault")
+        return real_poll(self, timeout_s)
+
+    monkeypatch.setattr(event_loop._Poller, "poll", poll)
+    armed.set()
+    # The begin wakes the loop, which polls again after sending it.
+    with pytest.raises(JMSException, match="injected poller fault"):
+        doomed.createSession()
+    assert failed.wait(30), "the connection served by the broken loop never failed"
+    assert "injected poller fault" in str(failures[0])
+    logged = [r for r in caplog.records if r.levelno >= logging.ERROR and r.exc_info]
+    assert any("injected poller fault" in str(r.exc_info[1]) for r in logged if r.exc_info)
+    fresh = clients.connect(peer, shared_event_loop_threads=1)
+    fresh.createSession().close()
+    assert not armed.is_set()
