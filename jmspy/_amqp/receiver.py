@@ -570,9 +570,15 @@ class AmqpReceiver(_LinkBase):
         modified(delivery-failed). The credit is stopped first when there is anything to
         settle: a broker may send a settled message again at once on a link that still has
         credit (ActiveMQ Classic does after modified), and that copy would be lost to the
-        close. Nothing to settle: no drain, no extra round trip."""
+        close. Nothing to settle: no drain, no extra round trip.
+
+        The drain waits at most ``timeout_ms`` (amqp.drainTimeout) and never past the
+        enclosing close's deadline: a connection or session close shares one
+        jms.closeTimeout among all its consumers, and a peer that never answers must not cost
+        each of them a full drain timeout."""
         if undelivered or unacked:
-            self.stop_credit(timeout_ms)
+            remaining_ms = max(1, int(self.connection.close_remaining_s() * 1000))
+            self.stop_credit(min(timeout_ms, remaining_ms))
         self.settle_many(undelivered, "released")
         self.settle_many(unacked, "modified", failed=True)
 
