@@ -136,8 +136,11 @@ class QueueBrowser(QueueBrowserTwins):
         if self._closed:
             return
         self._closed = True
-        for receiver in list(self._open):
-            receiver.close()
+        # One jms.closeTimeout for the whole close (see AmqpConnection.close_scope), shared by
+        # every enumeration's link: a silent peer must not cost each of them a full timeout.
+        with self._port.amqp_connection.close_scope():
+            for receiver in list(self._open):
+                receiver.close()
         self._open.clear()
 
     def __enter__(self) -> QueueBrowser:

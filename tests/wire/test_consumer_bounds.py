@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from proton import Message as AmqpMessage
+from support_proxy import StallingProxy
 
 from jmspy import AUTO_ACKNOWLEDGE
 
@@ -76,3 +77,23 @@ def test_connection_close_shares_one_deadline_across_unanswered_drains(
     # Each consumer did stop its credit before giving its messages back.
     drained = {f.link_name for f in peer.flows if f.drain}
     assert len(drained) == len(queues), drained
+
+
+def test_browser_close_shares_one_deadline_across_its_enumerations(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    """Ten open enumerations and a connection that goes silent (a proxy in front of the peer
+    holds every byte): each link's detach goes unanswered, and browser.close() returns after
+    about one jms.closeTimeout, not one per enumeration (10 x 2 s)."""
+    with StallingProxy(peer.host, peer.port) as proxy:
+        connection = clients.connect(proxy.url, start=True, close_timeout=CLOSE_TIMEOUT_MS)
+        session = connection.createSession(AUTO_ACKNOWLEDGE)
+        browser = session.createBrowser(session.createQueue("q"))
+        # Held on to: an enumeration collected early would close its own link first.
+        open_enumerations = [browser.getEnumeration() for _ in range(10)]
+        proxy.stall()
+
+        took = _close_within(browser.close, CLOSE_BOUND_S)
+
+        assert took < CLOSE_BOUND_S
+        assert len(open_enumerations) == 10
