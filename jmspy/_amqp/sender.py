@@ -57,12 +57,14 @@ log = logging.getLogger("jmspy.provider")
 @dataclass(slots=True, eq=False)
 class PendingSend:
     """One transfer from send() until the peer settles it (kept for resending after a
-    reconnect). ``txn_epoch`` is set for transactional sends."""
+    reconnect). ``txn_epoch`` is set for transactional sends. ``written``: it went out at
+    least once, so a broker may have it even when it is back in the outbox for a resend."""
 
     payload: bytes
     completion: Completion[None] | None
     txn_id: bytes | None
     txn_epoch: int | None
+    written: bool = False
 
 
 class AmqpSender(_LinkBase):
@@ -183,16 +185,28 @@ class AmqpSender(_LinkBase):
 
     def _send_timed_out(self, pending: PendingSend, timeout_ms: int) -> JMSException:
         """A sync send got no outcome in time. If it never left the client it is withdrawn
-        (certainly not sent); if it was written, its outcome is unknown and said so."""
+        (certainly not sent); if it was written, its outcome is unknown and said so. One that
+        was written and is queued again for a reconnect is withdrawn too (not sent again after
+        the caller was told), but its outcome is unknown: the broker may have stored it before
+        the connection dropped."""
         with self._outbox_lock:
-            if pending in self._outbox:
+            queued = pending in self._outbox
+            if queued:
                 self._outbox.remove(pending)
                 self._in_flight.release()
-                return JMSException(
-                    f"send to {self.spec.address!r} timed out after {timeout_ms} ms "
-                    "(jms.sendTimeout) before it could be written; the message was not sent"
-                    + (" (the connection is reconnecting)" if self.connection.interrupted else "")
-                )
+        if queued and not pending.written:
+            return JMSException(
+                f"send to {self.spec.address!r} timed out after {timeout_ms} ms "
+                "(jms.sendTimeout) before it could be written; the message was not sent"
+                + (" (the connection is reconnecting)" if self.connection.interrupted else "")
+            )
+        if queued:
+            return JMSException(
+                f"send to {self.spec.address!r} was written but not settled before the "
+                f"connection was interrupted, and not resent within {timeout_ms} ms "
+                "(jms.sendTimeout): its outcome is unknown, the broker may or may not have the "
+                "message (it will not be resent)"
+            )
         return JMSException(
             f"send to {self.spec.address!r} was not settled by the peer within {timeout_ms} ms "
             "(jms.sendTimeout): its outcome is unknown, the broker may or may not have the message"
@@ -241,6 +255,7 @@ class AmqpSender(_LinkBase):
         unsettled = self._unsettled
         tags = self._tags
         for pending in ready:
+            pending.written = True
             tag = str(next(tags)).encode()
             if pending.txn_id is not None:
                 # The transfer carries transactional-state(txn-id): it counts at commit only.

@@ -8,7 +8,10 @@ for one test, to declare transactions and to answer (or withhold the answer to) 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +20,7 @@ from proton import Data, Delivery
 
 import jmspy
 
-from .client_support import Clients, clients_fixture, wait_until
+from .client_support import Clients, clients_fixture, wait_until, wire_barrier
 from .peer import AttachRecord, LinkScript, ScriptedPeer
 from .peer_engine import _PeerConnection
 
@@ -158,3 +161,73 @@ def test_transactional_sends_lost_with_their_link_roll_the_commit_back(
     with pytest.raises(jmspy.TransactionRolledBackException, match="queue deleted"):
         session.commit()
     assert [fail for _txn, fail in coordinator.discharges] == [True]
+
+
+def _failover(peer: ScriptedPeer) -> str:
+    return f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+
+
+@contextlib.contextmanager
+def _refusing_reconnects(peer: ScriptedPeer) -> Iterator[None]:
+    """Inside, the peer closes every new connection at its open (a broker not serving yet),
+    so failover keeps trying; afterwards it serves again."""
+    serving = peer.options
+    peer.options = dataclasses.replace(
+        serving, close_on_open_with=("amqp:connection:forced", "not serving yet")
+    )
+    try:
+        yield
+    finally:
+        peer.options = serving
+
+
+def _in_thread(call: Callable[[], None]) -> tuple[threading.Event, list[BaseException]]:
+    """Run ``call`` on a thread; the event is set when it returned, the list holds what it
+    raised."""
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # noqa: BLE001 - checked by the test
+            errors.append(exc)
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    return done, errors
+
+
+def test_a_send_written_before_a_failover_times_out_as_unknown_not_as_not_sent(
+    make_peer: Any, clients: Clients
+) -> None:
+    """The broker may have stored a send written before the connection dropped: when the
+    reconnect outlasts jms.sendTimeout, the send is reported as unknown (an application told
+    "not sent" would send it again: a duplicate), and it is not resent after the restore."""
+    peer = make_peer(links=lambda a: LinkScript(outcome=None) if a.address == "q" else None)
+    connection = clients.track(
+        clients.factory(_failover(peer), send_timeout=1500).createConnection()
+    )
+    restored = threading.Event()
+
+    class Listener:
+        def onConnectionInterrupted(self, uri: str) -> None:
+            pass
+
+        def onConnectionRestored(self, uri: str) -> None:
+            restored.set()
+
+    connection.setConnectionListener(Listener())
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("q"))
+    done, errors = _in_thread(lambda: producer.send(session.createTextMessage("stored?")))
+    wait_until(lambda: peer.connections[0].transfers, what="the transfer")
+    with _refusing_reconnects(peer):
+        peer.drop(reset=True)
+        assert done.wait(30), "the send did not time out"
+    assert len(errors) == 1 and isinstance(errors[0], jmspy.JMSException), errors
+    message = str(errors[0])
+    assert "outcome is unknown" in message and "was not sent" not in message, message
+    assert restored.wait(30), "not restored"
+    wire_barrier(connection)
+    assert len(peer.transfers) == 1, "the send whose caller was told was sent again"
