@@ -69,6 +69,20 @@ class SharedLoop(Protocol):
     def notify(self, engine: Engine) -> None: ...
 
 
+class TransportBound:
+    """Work that belongs to the transport of the engine it is submitted to (re-creating the
+    links on it, declaring it lost): a stopped engine drops it rather than handing it to the
+    next transport of a failover connection, where it would act a second time."""
+
+    __slots__ = ("_work",)
+
+    def __init__(self, work: Callable[[], None]) -> None:
+        self._work = work
+
+    def __call__(self) -> None:
+        self._work()
+
+
 class EngineHandler(Protocol):
     def on_proton_event(self, event: Event) -> None: ...
 
@@ -311,7 +325,10 @@ class Engine(ConnectPreamble):
                 self.handler.on_engine_failed(self.failure)
             except Exception:
                 log.exception("engine failure handler raised")
-            # A connection that fails over takes the work over for its next transport.
+            # A connection that fails over takes the work over for its next transport; work
+            # bound to this transport has nothing left to act on.
+            for work in [w for w in self._work if isinstance(w, TransportBound)]:
+                self._work.remove(work)
             take = getattr(self.handler, "take_leftover_work", None)
             if take is None or not take(self._work):
                 self._drain_work_after_stop()

@@ -29,6 +29,7 @@ import logging
 import random
 import threading
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from tenacity import (
@@ -43,9 +44,13 @@ from tenacity import (
 
 from ..errors import JMSException, JMSSecurityException
 from ..failover_options import FailoverOptions, reconnect_delay_ms
+from .completion import Completion
+from .engine import TransportBound
+from .engine_errors import EngineStopped
 
 if TYPE_CHECKING:
     from ..options import ConnectionOptions, Endpoint
+    from .links import _LinkBase
     from .provider import AmqpConnection
 
 log = logging.getLogger("jmspy.failover")
@@ -102,6 +107,56 @@ def merge_server_list(
     return merged, index
 
 
+def recover(conn: AmqpConnection, timeout_s: float) -> list[tuple[_LinkBase, BaseException]]:
+    """Re-create every open session and link on the new transport and wait for the peer.
+
+    Returns the links the peer refused (the caller fails them); raises when the transport
+    is lost again or the peer does not answer within ``timeout_s``."""
+    done: Completion[list[tuple[_LinkBase, BaseException]]] = Completion()
+    conn._recovery = done
+
+    def work() -> None:
+        pending: list[tuple[_LinkBase | None, Completion[None]]] = []
+        for session in list(conn._sessions):
+            if session.closed:
+                conn._sessions.discard(session)
+                continue
+            session._do_recover(pending)
+        refused: list[tuple[_LinkBase, BaseException]] = []
+        remaining = [len(pending)]
+
+        def one_done(link: _LinkBase | None, completion: Completion[None]) -> None:
+            if completion.error is not None and link is not None:
+                refused.append((link, completion.error))
+            remaining[0] -= 1
+            if remaining[0] == 0:
+                done.succeed(refused)
+
+        if not pending:
+            done.succeed(refused)
+        for link, completion in pending:
+            completion.add_callback(partial(one_done, link))
+
+    lost = JMSException(f"connection to {conn.endpoint.display()} was lost")
+    try:
+        if conn._live_gen != conn._gen:
+            raise lost  # before _recovery was set, so its _fail had no recovery to fail
+        try:
+            # Bound to this transport: if it is lost first, the work must not run on the next.
+            conn.engine.submit(TransportBound(work))
+        except EngineStopped as exc:
+            raise lost from exc
+        return done.wait(
+            timeout_s,
+            lambda: JMSException(
+                f"{conn.endpoint.display()} did not re-create the sessions and links within "
+                f"{timeout_s:g} s"
+            ),
+        )
+    finally:
+        conn._recovery = None
+
+
 class Reconnector:
     """Owns the reconnect loop of one failover connection."""
 
@@ -143,16 +198,8 @@ class Reconnector:
     # ---- the reconnect thread ---------------------------------------------------------------
 
     def _reconnect(self, error: JMSException, old_engine: Any) -> None:
-        conn = self.connection
-        lost = conn.endpoint.display()
-        began = time.monotonic()
-        # The old engine thread is on its way out (stop was requested); wait for it so that
-        # nothing of the old transport runs while the new one is set up.
-        old_engine.join(conn.timeout_s("close_timeout"))
-        conn.notify("interrupted", lost)
         try:
-            self._sleep(reconnect_delay_ms(self.options, 1, first_connect=False) / 1000.0)
-            self._run_attempts(first=False)
+            self._reconnect_until_restored(old_engine)
         except _Cancelled:
             return
         except JMSException as exc:
@@ -164,18 +211,39 @@ class Reconnector:
                     f"{self.options.max_reconnect_attempts}): {exc.reason}",
                     linked=exc,
                 )
-            conn.fail_permanently(final)
-            conn.notify("failure", final)
-            return
+            self._give_up(final)
         except BaseException as exc:  # noqa: BLE001 - a reconnect thread never dies silently
             log.exception("failover thread failed")
-            final = JMSException(f"failover failed: {exc!r}", linked=exc)
+            self._give_up(JMSException(f"failover failed: {exc!r}", linked=exc))
+
+    def _give_up(self, final: JMSException) -> None:
+        conn = self.connection
+        try:
             conn.fail_permanently(final)
-            conn.notify("failure", final)
-            return
-        if self._cancelled.is_set():
-            return
-        conn.restored()
+        except BaseException:  # noqa: BLE001 - still tell the application below
+            log.exception("failing the connection for good raised")
+        conn.notify("failure", final)
+
+    def _reconnect_until_restored(self, old_engine: Any) -> None:
+        conn = self.connection
+        lost = conn.endpoint.display()
+        began = time.monotonic()
+        # The old engine thread is on its way out (stop was requested); wait for it so that
+        # nothing of the old transport runs while the new one is set up.
+        old_engine.join(conn.timeout_s("close_timeout"))
+        conn.notify("interrupted", lost)
+        self._sleep(reconnect_delay_ms(self.options, 1, first_connect=False) / 1000.0)
+        while True:
+            self._run_attempts(first=False)
+            if self._cancelled.is_set():
+                return
+            if conn.restored():
+                break
+            # The new transport was lost before the connection was OPEN again: its _fail
+            # left the reconnect to us. Reconnect once its engine is done, as after any loss.
+            log.warning("connection to %s lost again while restoring", conn.endpoint.display())
+            conn.engine.join(conn.timeout_s("close_timeout"))
+            self._sleep(reconnect_delay_ms(self.options, 1, first_connect=False) / 1000.0)
         log.info(
             "connection restored to %s after %.3f s (was %s)",
             conn.endpoint.display(),
@@ -250,7 +318,7 @@ class Reconnector:
                 raise _Cancelled()
             if not first:
                 try:
-                    refused = conn.recover(conn.timeout_s("request_timeout"))
+                    refused = recover(conn, conn.timeout_s("request_timeout"))
                 except JMSException as exc:
                     last = exc
                     self._drop_transport(exc)
@@ -273,7 +341,7 @@ class Reconnector:
         conn = self.connection
         engine = conn.engine
         try:
-            engine.submit(lambda: conn._fail(error))
+            engine.submit(TransportBound(lambda: conn._fail(error)))
         except Exception:  # the engine is already gone: nothing to declare
             pass
         engine.stop()

@@ -18,7 +18,6 @@ import platform
 import threading
 import time
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import Any, cast
 
 from proton import (
@@ -241,20 +240,27 @@ class AmqpConnection:
 
     def open(self) -> None:
         """Connect, authenticate and exchange open frames; raise the mapped error on failure."""
+        usable = True
         if self.reconnector is not None:
             self.reconnector.connect_first()
+            usable = self.restored()
         else:
             endpoint, options = self.servers[0]
             self.connect_transport(endpoint, options)
-        self._state = OPEN
+            self._state = OPEN
         self.notify("established", self.endpoint.display())
+        if not usable and self.reconnector is not None:
+            # Lost after its open frame, before the connection was OPEN: _fail left the
+            # reconnect to us (see restored).
+            self.reconnector.start(JMSException(f"{self.endpoint.display()} was lost"))
 
     def notify(self, kind: str, arg: Any) -> None:
         """Tell the JMS connection about a connection event (never on the engine thread)."""
         if self._on_event is not None:
             try:
                 self._on_event(kind, arg)
-            except Exception:
+            except BaseException:  # noqa: BLE001 - a listener's SystemExit must not end the
+                # reconnect thread (or the opener) it is called on
                 log.exception("connection event handler raised")
 
     def check_usable(self) -> None:
@@ -425,64 +431,32 @@ class AmqpConnection:
     def _lose_transport(self, error: JMSException) -> None:
         """Engine thread: the live transport is gone; keep every session and link for the
         next one. Deliveries of this transport can no longer be settled (epoch moves on)."""
-        self._lost_gen = self._live_gen
-        self._live_gen = -1
         self.epoch += 1
         self.engine.stop()
         for session in list(self._sessions):
             session._on_interrupted(error)
 
-    def recover(self, timeout_s: float) -> list[tuple[_LinkBase, BaseException]]:
-        """Re-create every open session and link on the new transport and wait for the peer.
-
-        Returns the links the peer refused (the caller fails them); raises when the transport
-        is lost again or the peer does not answer within ``timeout_s``."""
-        done: Completion[list[tuple[_LinkBase, BaseException]]] = Completion()
-        self._recovery = done
-
-        def work() -> None:
-            pending: list[tuple[_LinkBase | None, Completion[None]]] = []
-            for session in list(self._sessions):
-                if session.closed:
-                    self._sessions.discard(session)
-                    continue
-                session._do_recover(pending)
-            refused: list[tuple[_LinkBase, BaseException]] = []
-            remaining = [len(pending)]
-
-            def one_done(link: _LinkBase | None, completion: Completion[None]) -> None:
-                if completion.error is not None and link is not None:
-                    refused.append((link, completion.error))
-                remaining[0] -= 1
-                if remaining[0] == 0:
-                    done.succeed(refused)
-
-            if not pending:
-                done.succeed(refused)
-            for link, completion in pending:
-                completion.add_callback(partial(one_done, link))
-
-        self.engine.submit(work)
-        try:
-            return done.wait(
-                timeout_s,
-                lambda: JMSException(
-                    f"{self.endpoint.display()} did not re-create the sessions and links within "
-                    f"{timeout_s:g} s"
-                ),
-            )
-        finally:
-            self._recovery = None
-
-    def restored(self) -> None:
-        """The new transport serves everything again: run the held work, in order."""
+    def restored(self) -> bool:
+        """The new transport serves everything again: run the held work, in order. False when
+        that transport was lost before it did (INTERRUPTED, the work still held): _fail
+        decides under the same lock, so either it finds OPEN and reconnects, or this does."""
         with self._held_lock:
+            if self._live_gen != self._gen:
+                self._state = INTERRUPTED
+                return False
             # OPEN first: whatever the held work completes (a send returning, say) finds the
             # connection restored; submits wait on the lock, so they still come after it.
             self._state = OPEN
             held, self._held = self._held, []
-            for work in held:
-                self.engine.submit(work)
+            for index, work in enumerate(held):
+                try:
+                    self.engine.submit(work)
+                except EngineStopped:
+                    # The engine's leftover work goes back in front of these (_finish).
+                    self._state = INTERRUPTED
+                    self._held = held[index:]
+                    return False
+        return True
 
     def fail_permanently(self, error: JMSException) -> None:
         """Failover gave up (attempts exhausted, or a security error): fail for good."""
@@ -632,9 +606,14 @@ class AmqpConnection:
                 self._open_completion.fail(error)
                 self.engine.stop()
                 return
+            with self._held_lock:
+                # Under the lock restored() sets OPEN under: one of the two reconnects.
+                was_open = self._state == OPEN
+                self._lost_gen = self._live_gen
+                self._live_gen = -1
             self._lose_transport(error)
             recovery = self._recovery
-            if self._state == OPEN:
+            if was_open:
                 log.warning(
                     "connection to %s interrupted: %s; reconnecting",
                     self.endpoint.display(),

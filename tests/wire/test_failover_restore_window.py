@@ -1,0 +1,101 @@
+"""Failover's reconnect thread at its edges: a transport lost after the recovery succeeded but
+before the connection was OPEN again, and a ConnectionListener that raises SystemExit."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import jmspy
+from jmspy._amqp import failover
+
+from .client_support import Clients, clients_fixture
+from .peer import ScriptedPeer
+
+
+@pytest.fixture
+def clients() -> Iterator[Clients]:
+    yield from clients_fixture()
+
+
+def _failover(peer: ScriptedPeer) -> str:
+    return f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+
+
+class _Events:
+    """A ConnectionListener recording what it hears."""
+
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+        self.restored = threading.Event()
+
+    def onConnectionInterrupted(self, uri: str) -> None:
+        self.heard.append("interrupted")
+
+    def onConnectionRestored(self, uri: str) -> None:
+        self.heard.append("restored")
+        self.restored.set()
+
+
+def test_a_transport_lost_between_recovery_and_restore_is_reconnected(
+    peer: ScriptedPeer, clients: Clients, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The peer drops the new transport after it answered every re-attach, while the
+    reconnect thread has not yet set the connection OPEN again (held there until the client's
+    engine has ended). The connection reconnects once more instead of staying OPEN over a dead
+    engine: a session can be created afterwards, on a third transport."""
+    connection = clients.track(clients.factory(_failover(peer)).createConnection())
+    events = _Events()
+    connection.setConnectionListener(events)
+    session = connection.createSession()
+    session.createProducer(session.createQueue("q"))
+    amqp = connection._amqp
+    assert amqp is not None
+    real_merge = failover.merge_server_list
+    engines_ended: list[bool] = []
+
+    def lose_it_in_the_window(*args: Any) -> Any:
+        # Called by the reconnect thread after recover() succeeded, before restored().
+        if len(peer.connections) == 2 and not engines_ended:
+            engine = amqp.engine
+            peer.drop(reset=True)
+            engines_ended.append(engine.join(20))
+        return real_merge(*args)
+
+    monkeypatch.setattr(failover, "merge_server_list", lose_it_in_the_window)
+    peer.drop(reset=True)
+    assert events.restored.wait(30), f"not restored: {events.heard}"
+    assert engines_ended == [True], "the window was not reached"
+    connection.createSession().close()
+    assert len(peer.connections) == 3
+    assert len(peer.connections[2].attaches) >= 1, "the producer was not re-attached"
+    assert events.heard == ["interrupted", "restored"]
+
+
+def test_a_connection_listener_raising_system_exit_does_not_stop_the_reconnect(
+    peer: ScriptedPeer, clients: Clients, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="jmspy")
+    connection = clients.track(clients.factory(_failover(peer)).createConnection())
+    restored = threading.Event()
+
+    class Exiting:
+        def onConnectionInterrupted(self, uri: str) -> None:
+            raise SystemExit("listener exits")
+
+        def onConnectionRestored(self, uri: str) -> None:
+            restored.set()
+
+    connection.setConnectionListener(Exiting())
+    connection.createSession()
+    peer.drop(reset=True)
+    assert restored.wait(30), "the reconnect thread did not restore the connection"
+    connection.createSession().close()
+    assert any(
+        r.exc_info is not None and isinstance(r.exc_info[1], SystemExit) for r in caplog.records
+    ), "the listener's SystemExit was not logged"
+    assert isinstance(connection, jmspy.Connection)
