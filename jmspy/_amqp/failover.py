@@ -169,6 +169,7 @@ class Reconnector:
         self._current = 0
         self._cancelled = threading.Event()
         self._thread: threading.Thread | None = None
+        self._deadline: float | None = None  # of the first connect (see _run_attempts)
 
     # ---- API side ---------------------------------------------------------------------------
 
@@ -262,6 +263,11 @@ class Reconnector:
             # No startup limit: the first connect is still bounded, by jms.connectTimeout.
             conditions.append(stop_after_delay(self.connection.timeout_s("connect_timeout")))
         self._attempts = 0
+        # The first connect without a startup limit ends at jms.connectTimeout as a whole:
+        # each server gets what is left of it, not a full jms.connectTimeout each.
+        self._deadline = None
+        if first and limit < 0:
+            self._deadline = time.monotonic() + self.connection.timeout_s("connect_timeout")
         retrying = Retrying(
             stop=stop_any(*conditions) if conditions else stop_never,
             wait=lambda state: (
@@ -306,8 +312,13 @@ class Reconnector:
                 raise _Cancelled()
             index = (start + step) % count
             endpoint, options = self._pool[index]
+            within_s = None
+            if self._deadline is not None:
+                within_s = self._deadline - time.monotonic()
+                if within_s <= 0.0 and last is not None:
+                    raise last
             try:
-                conn.connect_transport(endpoint, options)
+                conn.connect_transport(endpoint, options, within_s)
             except JMSSecurityException:
                 raise
             except JMSException as exc:

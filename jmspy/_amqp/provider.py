@@ -160,7 +160,9 @@ class AmqpConnection:
 
     # ---- transports -------------------------------------------------------------------------
 
-    def _new_transport(self, endpoint: Endpoint, options: ConnectionOptions) -> None:
+    def _new_transport(
+        self, endpoint: Endpoint, options: ConnectionOptions, connect_timeout_s: float
+    ) -> None:
         """Build a proton Connection, Transport and engine for one server (not started)."""
         conn = Connection()
         conn.container = self.container_id
@@ -191,7 +193,7 @@ class AmqpConnection:
             connection=conn,
             transport=transport,
             handler=TransportEvents(self, self._gen, conn),
-            connect_timeout_s=options.connect_timeout / 1000.0,
+            connect_timeout_s=connect_timeout_s,
             tcp_no_delay=options.tcp_no_delay,
             tcp_keep_alive=options.tcp_keep_alive,
             send_buffer_size=options.send_buffer_size,
@@ -204,16 +206,21 @@ class AmqpConnection:
         if options.trace_frames:
             self.engine.enable_frame_trace()
 
-    def connect_transport(self, endpoint: Endpoint, options: ConnectionOptions) -> None:
+    def connect_transport(
+        self, endpoint: Endpoint, options: ConnectionOptions, within_s: float | None = None
+    ) -> None:
         """Open a transport to one server: TCP, SASL and the open frames, within
-        ``jms.connectTimeout``; raise the mapped JMSException when that fails."""
-        self._new_transport(endpoint, options)
+        ``jms.connectTimeout`` (or ``within_s``, what is left of it); raise the mapped
+        JMSException when that fails."""
+        timeout = options.connect_timeout / 1000.0
+        if within_s is not None:
+            timeout = max(0.05, min(timeout, within_s))
+        self._new_transport(endpoint, options, timeout)
         engine = self.engine
         # Queue the open before starting the thread: a connect that fails at once (refused)
         # stops the engine, and a later submit would raise EngineStopped instead of the reason.
         engine.submit(self._proton.open)
         engine.start()
-        timeout = options.connect_timeout / 1000.0
         try:
             self._open_completion.wait(
                 timeout,
@@ -225,7 +232,9 @@ class AmqpConnection:
         except BaseException:
             self._live_gen = -1
             engine.stop()
-            engine.join(2.0)
+            # The engine gives up by its own deadline (a moment before this wait's): the join
+            # is short, and never longer than the connect timeout it is part of.
+            engine.join(min(2.0, timeout))
             raise
 
     # ---- API side -------------------------------------------------------------------------

@@ -1,0 +1,38 @@
+"""The first connect of a failover connection is bounded by jms.connectTimeout as a whole:
+each server of the pool gets only what is left of it, not a full jms.connectTimeout each."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+
+import pytest
+
+import jmspy
+
+from .client_support import Clients, clients_fixture
+from .peer import ScriptedPeer
+
+
+@pytest.fixture
+def clients() -> Iterator[Clients]:
+    yield from clients_fixture()
+
+
+def test_first_failover_connect_to_silent_servers_ends_within_the_connect_timeout(
+    clients: Clients,
+) -> None:
+    """Four servers that accept TCP and never answer, jms.connectTimeout=3000: the first use
+    fails in about 3 s. A full timeout for each server (and a join after each) took 12 s or
+    more; the bound of 8 s leaves room for a busy machine and still tells the two apart."""
+    with contextlib.ExitStack() as stack:
+        peers = [stack.enter_context(ScriptedPeer(hang_on_connect=True)) for _ in range(4)]
+        urls = ",".join(peer.url for peer in peers)
+        factory = clients.factory(f"failover:({urls})", connect_timeout=3000)
+        began = time.monotonic()
+        with pytest.raises(jmspy.JMSException, match="connect"):
+            connection = clients.track(factory.createConnection())
+            connection.createSession()
+        took = time.monotonic() - began
+    assert took < 8.0, f"the first connect took {took:.1f} s against jms.connectTimeout=3000"
