@@ -248,7 +248,7 @@ class AmqpSender(_LinkBase):
             for pending in failed:
                 self._in_flight.release()
                 if pending.completion is not None:
-                    pending.completion.fail(failure)
+                    pending.completion.fail(self._lost(pending, failure))
             return
         for pending in dropped:
             self._drop_lost_transactional(pending)
@@ -365,7 +365,7 @@ class AmqpSender(_LinkBase):
             self._in_flight.release()
             lost_transactional = lost_transactional or pending.txn_id is not None
             if pending.completion is not None:
-                pending.completion.fail(error)
+                pending.completion.fail(self._lost(pending, error))
         self._unsettled.clear()
         if lost_transactional and self.txn_failure_handler is not None:
             # The broker may or may not hold these sends in the transaction: it must not be
@@ -378,6 +378,24 @@ class AmqpSender(_LinkBase):
                 )
             )
         self._do_flush()
+
+    def _lost(self, pending: PendingSend, error: JMSException) -> JMSException:
+        """What a send fails with when its link or connection is gone for good: one that was
+        written may have reached the broker (its outcome is unknown), one that never was was
+        certainly not sent. The link's error stays linked."""
+        address = self.spec.address
+        if pending.written:
+            return JMSException(
+                f"send to {address!r} was written but the link or connection was lost before "
+                f"the peer settled it ({error.reason}): its outcome is unknown, the broker may "
+                "or may not have the message",
+                linked=error,
+            )
+        return type(error)(
+            f"send to {address!r} was not sent: {error.reason}",
+            error_code=error.error_code,
+            linked=error,
+        )
 
     def wait_settled(self, timeout_s: float) -> bool:
         """Wait until every queued send is settled (used by close and commit). Returns whether

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -231,3 +232,65 @@ def test_a_send_written_before_a_failover_times_out_as_unknown_not_as_not_sent(
     assert restored.wait(30), "not restored"
     wire_barrier(connection)
     assert len(peer.transfers) == 1, "the send whose caller was told was sent again"
+
+
+class _Listener:
+    """A CompletionListener recording each outcome and when it arrived."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.exceptions: list[tuple[float, BaseException]] = []
+        self.completed = 0
+
+    def onCompletion(self, message: Any) -> None:
+        with self._cond:
+            self.completed += 1
+            self._cond.notify_all()
+
+    def onException(self, message: Any, exception: BaseException) -> None:
+        with self._cond:
+            self.exceptions.append((time.monotonic(), exception))
+            self._cond.notify_all()
+
+    def wait_for(self, count: int, timeout: float) -> None:
+        with self._cond:
+            done = self._cond.wait_for(
+                lambda: len(self.exceptions) + self.completed >= count, timeout
+            )
+        assert done, f"{len(self.exceptions)} exceptions, {self.completed} completions"
+
+
+def test_sends_lost_with_the_connection_say_whether_they_were_written(
+    make_peer: Any, clients: Clients
+) -> None:
+    """The connection drops (no failover) while the broker holds sends unsettled: those
+    were written, so their outcome is unknown; a send that was still waiting for credit was
+    certainly not sent. A sync send and a CompletionListener are told the same."""
+
+    def scripts(attach: AttachRecord) -> LinkScript | None:
+        if attach.address == "q":
+            return LinkScript(outcome=None)
+        if attach.address == "full":
+            return LinkScript(credit=0)
+        return None
+
+    peer = make_peer(links=scripts)
+    connection = clients.connect(peer, send_timeout=60000)
+    session = connection.createSession()
+    written = session.createProducer(session.createQueue("q"))
+    waiting = session.createProducer(session.createQueue("full"))
+    listener = _Listener()
+    written.send(session.createTextMessage("with a listener"), listener)
+    sync_done, sync_errors = _in_thread(lambda: written.send(session.createTextMessage("sync")))
+    unwritten_done, unwritten_errors = _in_thread(
+        lambda: waiting.send(session.createTextMessage("no credit"))
+    )
+    wait_until(lambda: len(peer.transfers) >= 2, what="both transfers to q")
+    peer.drop(reset=True)
+    assert sync_done.wait(30) and unwritten_done.wait(30), "the sends were not failed"
+    listener.wait_for(1, 30)
+    for error in [sync_errors[0], listener.exceptions[0][1]]:
+        assert isinstance(error, jmspy.JMSException)
+        assert "outcome is unknown" in str(error), error
+        assert isinstance(error.linked_exception, jmspy.JMSException), "the cause is lost"
+    assert "was not sent" in str(unwritten_errors[0]), unwritten_errors[0]
