@@ -288,11 +288,13 @@ class Engine(ConnectPreamble):
     def join(self, timeout_s: float) -> bool:
         if self.on_engine_thread():
             return False
+        if not self._thread.is_alive() and not self._thread.ident:
+            # Never started: a close racing a reconnect that built this engine and has not
+            # started it yet (Thread.join would raise); stop() is already requested.
+            return True
         if self._shared_loop is None:
             self._thread.join(timeout_s)
             return not self._thread.is_alive()
-        if not self._thread.is_alive() and not self._thread.ident:
-            return True  # never started
         return self._finished.wait(timeout_s)
 
     # ---- engine thread ----------------------------------------------------------------

@@ -137,10 +137,23 @@ class Control:
             )
 
     def shutdown(self) -> None:
+        """Event loop thread: the connection is closed. Its timer bounded the tracked sends,
+        so none may be left waiting: outcomes already posted are taken first, and a send
+        still outstanding (held for a reconnect the close cancelled, say) fails."""
         if self._send_timer is not None:
             self._send_timer.cancel()
             self._send_timer = None
         self._closed = True
+        self._run_posted()
+        sends, self._sends = self._sends, {}
+        for future, (_, what) in sends.items():
+            reject(
+                future,
+                JMSException(
+                    f"{what} was not settled when the connection was closed: its outcome is "
+                    "unknown, the broker may or may not have the message"
+                ),
+            )
 
 
 class ListenerRunner:
