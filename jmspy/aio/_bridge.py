@@ -11,6 +11,7 @@ import concurrent.futures
 import contextvars
 import queue
 import threading
+import time
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -161,6 +162,11 @@ class ListenerRunner:
     listener, so the listener's ``await session.rollback()`` does not wait for a lock that
     thread holds."""
 
+    POLL_S = 0.25
+    # A loop not running for this long is taken for gone (asyncio.run closes it at its end;
+    # one driven by run_until_complete in steps runs again well within this).
+    LOOP_GONE_S = 2.0
+
     def __init__(self) -> None:
         self._work: queue.SimpleQueue[
             tuple[Callable[..., Any], tuple[Any, ...], concurrent.futures.Future[Any]] | None
@@ -180,18 +186,59 @@ class ListenerRunner:
             self._work.put((function, args, future))
             return future
 
-    def serve_until(self, done: concurrent.futures.Future[Any]) -> None:
-        """Dispatch thread: run queued calls until ``done`` completes."""
+    def serve_until(
+        self, done: concurrent.futures.Future[Any], loop: asyncio.AbstractEventLoop
+    ) -> bool:
+        """Dispatch thread: run queued calls until ``done`` completes; False when ``loop``
+        closed, or stayed stopped for LOOP_GONE_S, first: nothing will complete ``done`` then,
+        and the dispatch thread (holding its session's delivery lock) must not wait for ever."""
         done.add_done_callback(lambda _: self._work.put(None))
-        while (item := self._work.get()) is not None:
+        stopped_since: float | None = None
+        while True:
+            try:
+                item = self._work.get(timeout=self.POLL_S)
+            except queue.Empty:
+                if done.done():
+                    continue  # its None is on the way
+                now = time.monotonic()
+                if not loop.is_running():
+                    stopped_since = stopped_since or now
+                else:
+                    stopped_since = None
+                if loop.is_closed() or (
+                    stopped_since is not None and now - stopped_since >= self.LOOP_GONE_S
+                ):
+                    self._end()
+                    # Calls queued by a listener that will never see their answer.
+                    while (left := self._drain_one()) is not None:
+                        left[2].cancel()
+                    return False
+                continue
+            if item is None:
+                break
             function, args, future = item
             if future.set_running_or_notify_cancel():
                 try:
                     future.set_result(function(*args))
                 except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
                     future.set_exception(exc)
+        self._end()
+        return True
+
+    def _end(self) -> None:
         with self._lock:
             self._active = False
+
+    def _drain_one(
+        self,
+    ) -> tuple[Callable[..., Any], tuple[Any, ...], concurrent.futures.Future[Any]] | None:
+        while True:
+            try:
+                item = self._work.get_nowait()
+            except queue.Empty:
+                return None
+            if item is not None:
+                return item
 
 
 # The runner of the coroutine listener this code runs in (None outside listeners).

@@ -207,5 +207,10 @@ def _run_on_loop(loop: asyncio.AbstractEventLoop, listener: Callable[[Any], Any]
             await result
 
     future = asyncio.run_coroutine_threadsafe(call(), loop)
-    runner.serve_until(future)
+    if not runner.serve_until(future, loop):
+        # Raised as the listener's own failure: the message is settled as for a listener
+        # that raised, and the dispatch thread lets go of the session.
+        raise IllegalStateException(
+            "the event loop of this asyncio consumer stopped before the listener finished"
+        )
     future.result()

@@ -1,17 +1,21 @@
 """jmspy.aio's waits stay bounded at their edges: sends awaited when the connection is closed
-during a failover reconnect."""
+during a failover reconnect, and a coroutine listener whose event loop goes away."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
+import warnings
 from typing import Any
+
+from proton import Message as AmqpMessage
 
 from jmspy.errors import JMSException
 
 from .client_support import FAST_OPTIONS, wait_until
 from .conftest import PeerFactory
-from .peer import LinkScript
+from .peer import LinkScript, ScriptedPeer
 
 
 def test_sends_awaited_when_closed_while_reconnecting_fail_at_the_close(
@@ -54,3 +58,44 @@ def test_sends_awaited_when_closed_while_reconnecting_fail_at_the_close(
     outcome = asyncio.run(main())
     assert isinstance(outcome, JMSException), f"the awaited send ended with {outcome!r}"
     assert "closed" in str(outcome), str(outcome)
+
+
+def test_a_coroutine_listener_whose_event_loop_goes_away_lets_go_of_the_session(
+    peer: ScriptedPeer,
+) -> None:
+    """The event loop is stopped and closed while a coroutine listener is in progress, so the
+    listener never completes. The session's dispatch thread gives up on it as on a listener
+    that raised (the message is settled for redelivery) and lets go of the session: closing
+    the connection returns, where the dispatch thread used to wait for ever."""
+    from jmspy import aio
+
+    peer.enqueue("q", AmqpMessage(body="x"))
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_forever, name="test-event-loop", daemon=True)
+    runner.start()
+    entered = threading.Event()
+
+    async def never_done(message: Any) -> None:
+        entered.set()
+        await asyncio.Event().wait()
+
+    async def setup() -> Any:
+        connection = await aio.connect(peer.url, **FAST_OPTIONS)
+        session = await connection.create_session()
+        consumer = await session.create_consumer(session.create_queue("q"))
+        consumer.set_message_listener(never_done)
+        return connection
+
+    connection = asyncio.run_coroutine_threadsafe(setup(), loop).result(30)
+    assert entered.wait(30), "the listener was not called"
+    loop.call_soon_threadsafe(loop.stop)
+    runner.join(30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        loop.close()
+    (disposition,) = peer.wait_for_dispositions(1, timeout=30)
+    assert disposition.kind in ("modified", "released"), disposition
+    closer = threading.Thread(target=connection.sync.close, daemon=True)
+    closer.start()
+    closer.join(30)
+    assert not closer.is_alive(), "closing the connection hung on the dispatch thread"
