@@ -287,8 +287,16 @@ def _close_on_sigterm(consumer: StreamConsumer) -> None:
         return
     previous = signal.getsignal(signal.SIGTERM)
 
+    def close() -> None:
+        # The signal is handed back whatever happens here; a failed close is logged, not left
+        # to the thread's excepthook.
+        try:
+            consumer.close()
+        except BaseException:  # noqa: BLE001 - this thread must not end silently
+            log.exception("closing the JMS source on SIGTERM failed")
+
     def on_term(signum: int, frame: Any) -> None:
-        closer = threading.Thread(target=consumer.close, name="jmspy-spark-close", daemon=True)
+        closer = threading.Thread(target=close, name="jmspy-spark-close", daemon=True)
         closer.start()
         closer.join(5.0)
         # None: a handler installed outside Python, which cannot be reinstated; the default
