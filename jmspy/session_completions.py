@@ -37,7 +37,9 @@ class SessionCompletions:
     _connection: Connection
     _seq: int
     _closed: bool
-    _completions: collections.deque[tuple[Any, NotifiedCompletion[None], Any, Any]]
+    # (producer, completion, message, listener, deadline): the deadline is jms.sendTimeout
+    # after send() returned, so sends waiting behind one another time out together.
+    _completions: collections.deque[tuple[Any, NotifiedCompletion[None], Any, Any, float]]
     _completion_cv: threading.Condition
     _completion_thread: threading.Thread | None
 
@@ -60,7 +62,8 @@ class SessionCompletions:
             # The completion thread waits for new items only when it has none.
             if not self._completions:
                 self._completion_cv.notify_all()
-            self._completions.append((producer, completion, message, listener))
+            deadline = time.monotonic() + self._connection.options.send_timeout / 1000.0
+            self._completions.append((producer, completion, message, listener, deadline))
             if self._completion_thread is None:
                 self._completion_thread = threading.Thread(
                     target=self._completion_loop, name=f"jmspy-completion-{self._seq}", daemon=True
@@ -80,29 +83,37 @@ class SessionCompletions:
             self._completion_cv.notify_all()
 
     def _completion_loop(self) -> None:
-        timeout_s = self._connection.options.send_timeout / 1000.0
+        timeout_ms = self._connection.options.send_timeout
         while True:
             with self._completion_cv:
                 while not self._completions:
                     if self._closed:
                         return
                     self._completion_cv.wait(1.0)
-                producer, completion, message, listener = self._completions[0]
-                # The send's outcome, bounded by jms.sendTimeout from now (settlements notify
-                # the condition, see _on_async_send_settled).
-                deadline = time.monotonic() + timeout_s
-                while not completion.done():
+                producer, completion, message, listener, deadline = self._completions[0]
+                # The send's outcome, bounded by its deadline (settlements notify the
+                # condition, see _on_async_send_settled).
+                while not completion.done() and not self._closed:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         break
                     self._completion_cv.wait(remaining)
+                if self._closed:
+                    # close() has returned (or given up waiting for these callbacks within
+                    # jms.closeTimeout): listeners of a closed session are not called.
+                    if self._completions:
+                        log.warning(
+                            "session closed with %d CompletionListener callback(s) not run",
+                            len(self._completions),
+                        )
+                        self._completions.clear()
+                        self._completion_cv.notify_all()
+                    return
             error: BaseException | None
             if completion.done():
                 error = completion.error
             else:
-                error = JMSException(
-                    f"asynchronous send was not settled within {timeout_s:g} s (jms.sendTimeout)"
-                )
+                error = self._timed_out(producer, completion, timeout_ms)
             try:
                 if error is None:
                     listener.onCompletion(message)
@@ -113,6 +124,38 @@ class SessionCompletions:
             with self._completion_cv:
                 self._completions.popleft()
                 self._completion_cv.notify_all()
+
+    @staticmethod
+    def _timed_out(
+        producer: MessageProducer, completion: NotifiedCompletion[None], timeout_ms: int
+    ) -> BaseException | None:
+        """What an asynchronous send that got no outcome by its deadline reports. One still
+        queued for credit is withdrawn, so it is never written after this report."""
+        # Reach-in kept: the session owns its producers' links for their sends' outcomes.
+        for link in list(producer._links.values()):
+            pending = link.withdraw(completion)
+            if pending is None:
+                continue
+            address = link.spec.address
+            if pending.written:
+                return JMSException(
+                    f"asynchronous send to {address!r} was written before the connection was "
+                    f"interrupted and not resent within {timeout_ms} ms (jms.sendTimeout): its "
+                    "outcome is unknown, the broker may or may not have the message (it will "
+                    "not be resent)"
+                )
+            return JMSException(
+                f"asynchronous send to {address!r} could not be written within {timeout_ms} "
+                "ms (jms.sendTimeout, no link credit or no connection); it was withdrawn, the "
+                "message was not sent"
+            )
+        if completion.done():  # settled while it was looked for
+            return completion.error
+        return JMSException(
+            f"asynchronous send was not settled by the peer within {timeout_ms} ms "
+            "(jms.sendTimeout): its outcome is unknown, the broker may or may not have the "
+            "message"
+        )
 
     def _wait_completions(
         self, producer: MessageProducer | None = None, limit_s: float | None = None

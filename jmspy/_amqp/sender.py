@@ -212,6 +212,28 @@ class AmqpSender(_LinkBase):
             "(jms.sendTimeout): its outcome is unknown, the broker may or may not have the message"
         )
 
+    def withdraw(self, completion: object) -> PendingSend | None:
+        """Take the queued send that reports to ``completion`` out of the outbox (an
+        asynchronous send that timed out), so it is never written after its caller was told.
+        Returns it, or None when it is not queued (written and unsettled, or done). A
+        transactional one fails its transaction: a commit must not go ahead without it."""
+        with self._outbox_lock:
+            for index, pending in enumerate(self._outbox):
+                if pending.completion is completion:
+                    del self._outbox[index]
+                    break
+            else:
+                return None
+        self._in_flight.release()
+        if pending.txn_id is not None and self.txn_failure_handler is not None:
+            self.txn_failure_handler(
+                TransactionRolledBackException(
+                    f"a transactional send to {self.spec.address!r} timed out before it was "
+                    "written (jms.sendTimeout) and was withdrawn; the transaction will roll back"
+                )
+            )
+        return pending
+
     def _do_flush(self) -> None:
         link = self.link
         # What is written leaves the outbox under the lock, before it is written: a send

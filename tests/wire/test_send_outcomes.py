@@ -294,3 +294,65 @@ def test_sends_lost_with_the_connection_say_whether_they_were_written(
         assert "outcome is unknown" in str(error), error
         assert isinstance(error.linked_exception, jmspy.JMSException), "the cause is lost"
     assert "was not sent" in str(unwritten_errors[0]), unwritten_errors[0]
+
+
+def test_asynchronous_send_timeouts_are_counted_from_each_send_not_one_after_another(
+    make_peer: Any, clients: Clients
+) -> None:
+    """Twenty CompletionListener sends to a broker that never settles them: each times out
+    jms.sendTimeout after its own send, so the twenty reports arrive together (they used to
+    come one sendTimeout apart, the twentieth about twenty seconds after the first), and each
+    says the outcome is unknown."""
+    peer = make_peer(links=lambda a: LinkScript(outcome=None) if a.address == "q" else None)
+    connection = clients.connect(peer, send_timeout=1000)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("q"))
+    listener = _Listener()
+    for index in range(20):
+        producer.send(session.createTextMessage(f"m{index}"), listener)
+    listener.wait_for(20, 60)
+    times = [at for at, _error in listener.exceptions]
+    assert max(times) - min(times) < 8.0, f"reports spread over {max(times) - min(times):.1f} s"
+    for _at, error in listener.exceptions:
+        assert "outcome is unknown" in str(error), error
+
+
+def test_an_asynchronous_send_that_times_out_unwritten_is_never_written_later(
+    make_peer: Any, clients: Clients
+) -> None:
+    """A CompletionListener told that a send was not sent must be right: the send, held for
+    want of credit, is withdrawn and not written when credit comes."""
+    # A transfer after the late grant is asserted below, not by strict mode.
+    peer = make_peer(links=_no_credit_on("full"), strict=False)
+    connection = clients.connect(peer, send_timeout=1000)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("full"))
+    listener = _Listener()
+    producer.send(session.createTextMessage("held back"), listener)
+    listener.wait_for(1, 30)
+    assert "was not sent" in str(listener.exceptions[0][1]), listener.exceptions
+    _grant_credit(peer, "full", 10)
+    wire_barrier(connection)
+    assert peer.transfers == [], "a send reported as not sent was written"
+
+
+def test_no_completion_listener_is_called_after_its_session_closed(
+    make_peer: Any, clients: Clients
+) -> None:
+    """close() waits for CompletionListener callbacks only within jms.closeTimeout; once it
+    has returned, the session's listeners are not called any more."""
+    peer = make_peer(links=lambda a: LinkScript(outcome=None) if a.address == "q" else None)
+    connection = clients.connect(peer, send_timeout=60000, close_timeout=1000)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("q"))
+    listener = _Listener()
+    producer.send(session.createTextMessage("never settled"), listener)
+    wait_until(lambda: peer.transfers, what="the transfer")
+    thread = session._completion_thread
+    assert thread is not None
+    session.close()
+    closed_at = time.monotonic()
+    thread.join(20)
+    assert not thread.is_alive(), "the completion thread still waits to call a listener"
+    late = [at for at, _error in listener.exceptions if at > closed_at]
+    assert late == [] and listener.completed == 0, "a listener was called after close()"
