@@ -121,7 +121,6 @@ class MessageProducer(MessageProducerTwins):
         self._fallback = destination is None and None not in self._links
         self._fallback_size = options.anonymous_fallback_cache_size
         self._fallback_idle_s = options.anonymous_fallback_cache_timeout / 1000.0
-        self._close_timeout_s = options.close_timeout / 1000.0
         self._fallback_used: dict[Destination | None, float] = {}
         if options.tracing:  # jmspy.tracing: a span and trace context per send (tracing.py)
             self._send = tracing.traced_send(self._connection, self._send)  # type: ignore[method-assign]
@@ -175,13 +174,16 @@ class MessageProducer(MessageProducerTwins):
         return link
 
     def _close_fallback_link(self, destination: Destination | None) -> None:
-        """Close a fallback link once what was sent on it is settled (bounded by
-        jms.closeTimeout), so no send loses its outcome to the cache."""
+        """Close a fallback link once what was sent on it is settled (the wait and the detach
+        bounded by one jms.closeTimeout), so no send loses its outcome to the cache."""
         link = self._links.pop(destination)
         self._fallback_used.pop(destination, None)
+        amqp = self._port.amqp_connection
         try:
-            link.wait_settled(self._close_timeout_s)
-            link.close()
+            # One jms.closeTimeout for the wait and the detach together, as a producer close.
+            with amqp.close_scope():
+                link.wait_settled(amqp.close_remaining_s())
+                link.close()
         except JMSException as exc:
             log.debug("closing the link to %s of an anonymous producer: %s", destination, exc)
 

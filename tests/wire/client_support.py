@@ -6,6 +6,8 @@ the frames it recorded. Everything here waits with deadlines; nothing sleeps.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -146,3 +148,17 @@ def sections_of(transfer: TransferRecord) -> dict[int, Any]:
 def prop(properties: list[Any], index: int) -> Any:
     """A properties field; trailing nulls are trimmed on the wire, so short means absent."""
     return properties[index] if index < len(properties) else None
+
+
+@contextlib.contextmanager
+def refusing_reconnects(peer: ScriptedPeer) -> Iterator[None]:
+    """Inside, the peer closes every new connection at its open (a broker that is up but not
+    serving yet), so failover keeps trying; afterwards it serves again."""
+    serving = peer.options
+    peer.options = dataclasses.replace(
+        serving, close_on_open_with=("amqp:connection:forced", "not serving yet")
+    )
+    try:
+        yield
+    finally:
+        peer.options = serving

@@ -4,8 +4,6 @@ a send the old connection never settled is sent again on the new one."""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import itertools
 import threading
 from collections.abc import Iterator
@@ -16,7 +14,7 @@ from proton import Message as AmqpMessage
 
 import jmspy
 
-from .client_support import Clients, clients_fixture, sections_of, wait_until
+from .client_support import Clients, clients_fixture, refusing_reconnects, sections_of, wait_until
 from .conftest import PeerFactory
 from .peer import AttachRecord, LinkScript, ScriptedPeer
 
@@ -49,20 +47,6 @@ class _Restores:
         with self._cond:
             done = self._cond.wait_for(lambda: self.count >= count, timeout)
         assert done, f"restored {self.count} times, waited for {count}"
-
-
-@contextlib.contextmanager
-def _refusing_reconnects(peer: ScriptedPeer) -> Iterator[None]:
-    """Inside, the peer answers the open of every new connection with a close (as a broker
-    that is up but not serving yet), so failover keeps trying; afterwards it serves again."""
-    serving = peer.options
-    peer.options = dataclasses.replace(
-        serving, close_on_open_with=("amqp:connection:forced", "not serving yet")
-    )
-    try:
-        yield
-    finally:
-        peer.options = serving
 
 
 def _shape(attach: AttachRecord) -> dict[str, Any]:
@@ -233,7 +217,7 @@ def test_polling_while_reconnecting_holds_no_work_per_call(
     consumer = session.createConsumer(session.createQueue("q"))
     connection.start()
     amqp = consumer._receiver.connection
-    with _refusing_reconnects(peer):
+    with refusing_reconnects(peer):
         peer.drop(reset=True)
         wait_until(lambda: amqp.interrupted, timeout=20, what="the interruption")
         for _ in range(2000):
@@ -259,7 +243,7 @@ def test_calls_that_time_out_while_reconnecting_leave_nothing_for_the_restore(
     connection.createSession()
     amqp = connection._amqp
     assert amqp is not None
-    with _refusing_reconnects(peer):
+    with refusing_reconnects(peer):
         peer.drop(reset=True)
         wait_until(lambda: amqp.interrupted, timeout=20, what="the interruption")
         for _ in range(3):

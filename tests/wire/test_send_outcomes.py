@@ -8,8 +8,6 @@ for one test, to declare transactions and to answer (or withhold the answer to) 
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +19,7 @@ from proton import Data, Delivery
 
 import jmspy
 
-from .client_support import Clients, clients_fixture, wait_until, wire_barrier
+from .client_support import Clients, clients_fixture, refusing_reconnects, wait_until, wire_barrier
 from .peer import AttachRecord, LinkScript, ScriptedPeer
 from .peer_engine import _PeerConnection
 
@@ -168,20 +166,6 @@ def _failover(peer: ScriptedPeer) -> str:
     return f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
 
 
-@contextlib.contextmanager
-def _refusing_reconnects(peer: ScriptedPeer) -> Iterator[None]:
-    """Inside, the peer closes every new connection at its open (a broker not serving yet),
-    so failover keeps trying; afterwards it serves again."""
-    serving = peer.options
-    peer.options = dataclasses.replace(
-        serving, close_on_open_with=("amqp:connection:forced", "not serving yet")
-    )
-    try:
-        yield
-    finally:
-        peer.options = serving
-
-
 def _in_thread(call: Callable[[], None]) -> tuple[threading.Event, list[BaseException]]:
     """Run ``call`` on a thread; the event is set when it returned, the list holds what it
     raised."""
@@ -223,7 +207,7 @@ def test_a_send_written_before_a_failover_times_out_as_unknown_not_as_not_sent(
     producer = session.createProducer(session.createQueue("q"))
     done, errors = _in_thread(lambda: producer.send(session.createTextMessage("stored?")))
     wait_until(lambda: peer.connections[0].transfers, what="the transfer")
-    with _refusing_reconnects(peer):
+    with refusing_reconnects(peer):
         peer.drop(reset=True)
         assert done.wait(30), "the send did not time out"
     assert len(errors) == 1 and isinstance(errors[0], jmspy.JMSException), errors
