@@ -234,17 +234,9 @@ class Reconnector:
         old_engine.join(conn.timeout_s("close_timeout"))
         conn.notify("interrupted", lost)
         self._sleep(reconnect_delay_ms(self.options, 1, first_connect=False) / 1000.0)
-        while True:
-            self._run_attempts(first=False)
-            if self._cancelled.is_set():
-                return
-            if conn.restored():
-                break
-            # The new transport was lost before the connection was OPEN again: its _fail
-            # left the reconnect to us. Reconnect once its engine is done, as after any loss.
-            log.warning("connection to %s lost again while restoring", conn.endpoint.display())
-            conn.engine.join(conn.timeout_s("close_timeout"))
-            self._sleep(reconnect_delay_ms(self.options, 1, first_connect=False) / 1000.0)
+        self._run_attempts(first=False)
+        if self._cancelled.is_set():
+            return
         log.info(
             "connection restored to %s after %.3f s (was %s)",
             conn.endpoint.display(),
@@ -278,7 +270,7 @@ class Reconnector:
             before_sleep=self._before_sleep,
             reraise=True,
         )
-        retrying(self._attempt, first)
+        retrying(self._attempt if first else self._attempt_and_restore, first)
 
     def _before_sleep(self, state: RetryCallState) -> None:
         warn_every = self.options.warn_after_reconnect_attempts
@@ -298,6 +290,22 @@ class Reconnector:
     def _sleep(self, seconds: float) -> None:
         if self._cancelled.wait(max(0.0, seconds)) or self.connection._closing:
             raise _Cancelled()
+
+    def _attempt_and_restore(self, first: bool) -> None:
+        """A reconnect attempt counts until the connection is OPEN again: a transport lost
+        while restoring is one more failed attempt (failover.maxReconnectAttempts bounds them
+        all, as Qpid JMS counts until its connection is re-established), never a fresh count."""
+        self._attempt(first)
+        conn = self.connection
+        if self._cancelled.is_set() or conn._closing:
+            raise _Cancelled()
+        if conn.restored():
+            return
+        # The new transport was lost before the connection was OPEN again: its _fail left the
+        # reconnect to us. Reconnect once its engine is done, as after any loss.
+        log.warning("connection to %s lost again while restoring", conn.endpoint.display())
+        conn.engine.join(conn.timeout_s("close_timeout"))
+        raise JMSException(f"connection to {conn.endpoint.display()} lost again while restoring")
 
     def _attempt(self, first: bool) -> None:
         """One attempt: every server of the pool, back to back (after a drop, the next server

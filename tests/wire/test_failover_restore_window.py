@@ -99,3 +99,38 @@ def test_a_connection_listener_raising_system_exit_does_not_stop_the_reconnect(
         r.exc_info is not None and isinstance(r.exc_info[1], SystemExit) for r in caplog.records
     ), "the listener's SystemExit was not logged"
     assert isinstance(connection, jmspy.Connection)
+
+
+def test_losses_while_restoring_count_against_max_reconnect_attempts(
+    peer: ScriptedPeer, clients: Clients, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every new transport is lost after its recovery, before the connection is OPEN again.
+    With failover.maxReconnectAttempts=3 the connection gives up after three such attempts
+    (each loss used to start a fresh count: it reconnected for ever) and says so to its
+    ExceptionListener."""
+    url = _failover(peer) + "&failover.maxReconnectAttempts=3"
+    connection = clients.track(clients.factory(url).createConnection())
+    failed = threading.Event()
+    errors: list[jmspy.JMSException] = []
+
+    def on_exception(error: jmspy.JMSException) -> None:
+        errors.append(error)
+        failed.set()
+
+    connection.setExceptionListener(on_exception)
+    connection.createSession()
+    amqp = connection._amqp
+    assert amqp is not None
+    real_merge = failover.merge_server_list
+
+    def lose_every_one(*args: Any) -> Any:
+        engine = amqp.engine
+        peer.drop(reset=True)
+        assert engine.join(20), "the lost transport's engine did not end"
+        return real_merge(*args)
+
+    monkeypatch.setattr(failover, "merge_server_list", lose_every_one)
+    peer.drop(reset=True)
+    assert failed.wait(30), "failover never gave up"
+    assert len(peer.connections) == 4, "not three attempts after the first connection"
+    assert "after 3 attempt(s)" in str(errors[0]), errors[0]
