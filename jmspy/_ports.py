@@ -104,6 +104,8 @@ class SessionHooks:
     # Whether an open consumer of the session reads from the destination (a temporary
     # destination cannot be deleted then).
     consumes_from: Callable[[Destination], bool]
+    # The connection is closing: every consumer of the session asks for its credit back now.
+    begin_stop_consumer_credit: Callable[[], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,4 +125,6 @@ class ConsumerHooks:
     on_link_closed: Callable[[JMSException], None]
     redeliver_locally: Callable[[list[InboundDelivery]], None]
     release_prefetch: Callable[[], None]
+    # A closing session or connection asks every consumer's credit back at once, first.
+    begin_stop_credit: Callable[[], None]
     close_internal: Callable[[], None]

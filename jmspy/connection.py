@@ -550,6 +550,10 @@ class Connection(ConnectionTwins):
                 self._state.notify_all()
 
     def _close_sessions(self) -> None:
+        # All sessions' consumers ask for their credit back before the first session's close
+        # waits for an answer (one jms.closeTimeout for all, see Session.close).
+        for hooks in list(self._session_hooks.values()):
+            hooks.begin_stop_consumer_credit()
         for session in list(self._sessions):
             try:
                 session.close()

@@ -236,6 +236,7 @@ class MessageConsumer(
                 on_link_closed=self._on_link_closed,
                 redeliver_locally=self._redeliver_locally,
                 release_prefetch=self._release_prefetch,
+                begin_stop_credit=self._begin_stop_credit,
                 close_internal=self._close_internal,
             ),
         )
@@ -611,6 +612,14 @@ class MessageConsumer(
         # One jms.closeTimeout for the whole close (see AmqpConnection.close_scope).
         with self._port.amqp_connection.close_scope():
             self._close_internal()
+
+    def _begin_stop_credit(self) -> None:
+        """The session or connection is closing: ask for the credit back now when the close
+        will give messages back (see AmqpReceiver.begin_stop_credit)."""
+        if self._link_closed:
+            return
+        if self._buffer or self._port.mode == CLIENT_ACKNOWLEDGE:
+            self._receiver.begin_stop_credit()
 
     def _close_internal(self) -> None:
         if self._link_closed:

@@ -93,6 +93,7 @@ class HandOver:
                 # No transaction to accept it in: it goes back in front, for the next receive.
                 with self._cv:
                     self._buffer.extendleft([inbound])
+                    self._receiver.credit_unconsumed()
                     self._cv.notify()
                 raise
             self._receiver.settle(inbound, "accepted", txn_id=txn_id)

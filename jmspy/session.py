@@ -150,11 +150,16 @@ class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionT
                 is_dispatch_thread=self._is_dispatch_thread,
                 is_completion_thread=self._is_completion_thread,
                 consumes_from=self._consumes_from,
+                begin_stop_consumer_credit=self._begin_stop_consumer_credit,
             ),
         )
 
     def _hooks_of(self, consumer: MessageConsumer) -> ConsumerHooks:
         return self._consumer_hooks[consumer]
+
+    def _begin_stop_consumer_credit(self) -> None:
+        for hooks in list(self._consumer_hooks.values()):
+            hooks.begin_stop_credit()
 
     def _consumes_from(self, destination: Destination) -> bool:
         return any(
@@ -554,6 +559,9 @@ class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionT
         amqp = self._amqp_connection
         self._wait_completions(limit_s=amqp.close_remaining_s())
         self._closing = True
+        # Every consumer asks for its credit back before the first waits for its answer: they
+        # share one deadline, and a peer slow to answer must not leave the last none to ask.
+        self._begin_stop_consumer_credit()
         try:
             with self._delivery_lock:
                 for consumer in list(self._consumers):

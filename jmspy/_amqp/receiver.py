@@ -293,6 +293,15 @@ class AmqpReceiver(_LinkBase):
         except JMSException:
             pass
 
+    def credit_unconsumed(self) -> None:
+        """A message taken out of the local buffer went back in (a transacted receive that could
+        not join a transaction): its credit was counted when it was taken and is counted again
+        when it is taken next, so take it back here (else the window grows by one)."""
+        if self.prefetch <= 0:
+            return
+        with self._credit_lock:
+            self._credit_to_return -= 1
+
     def settle(
         self,
         inbound: InboundDelivery,
@@ -555,6 +564,31 @@ class AmqpReceiver(_LinkBase):
             want -= self.buffered_count()
             if want > 0:
                 link.flow(want)
+
+    def begin_stop_credit(self) -> None:
+        """Ask the peer to use up or return the outstanding credit, without waiting: a session
+        or connection close asks every consumer at once, then each consumer's close waits for
+        its answer (``stop_credit`` takes the request over) within the close's one deadline.
+        Asked one after another, a peer slow to answer the first would leave the later
+        consumers no time even to ask."""
+        if not self.drain_supported or self.connection.interrupted:
+            return
+
+        def do_begin() -> None:
+            if self.failure is not None or self._drain is not None or self.closed:
+                return
+            if not self.link.state & Link.LOCAL_ACTIVE or self.link.credit == 0:
+                return
+            self._drain = Completion()  # nobody waits on it until stop_credit takes it over
+            self._drain_abandoned = False
+            self.link.drain(0)
+            if self.link.credit == 0:
+                self._drain = None
+
+        try:
+            self.connection.submit(do_begin)
+        except JMSException as exc:
+            log.debug("asking for the credit back before a close failed: %s", exc)
 
     def stop_credit(self, timeout_ms: int) -> None:
         """Drain the link so the peer sends nothing more (used by close and rollback)."""

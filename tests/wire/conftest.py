@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from .peer import ScriptedPeer
+from .peer_coordinator import coordinator  # noqa: F401 - a fixture for the tests that ask
 
 PeerFactory = Callable[..., ScriptedPeer]
 

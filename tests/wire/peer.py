@@ -30,8 +30,9 @@ outcomes and link scripts; peer_engine.py one accepted connection on the peer th
 peer_wire.py the frame reader/writer and field decoders; peer_views.py the records by kind;
 peer_connections.py the records of one connection. Tests import everything from here.
 
-Out of scope for now: transactions (a coordinator attach is recorded but declare/discharge are not
-answered meaningfully), TLS and WebSockets.
+Out of scope for now: TLS and WebSockets. Transactions: a coordinator attach is recorded, and
+declares and discharges are answered only for a test that asks for the ``coordinator`` fixture
+(peer_coordinator.py).
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 unknown is reported as unknown, never as success or as "not sent", and a transaction with such
 a send is never committed.
 
-The scripted peer does not answer transaction controls itself; ``_coordinator`` teaches it,
-for one test, to declare transactions and to answer (or withhold the answer to) discharges.
+The scripted peer does not answer transaction controls itself; the ``coordinator`` fixture
+(tests/wire/peer_coordinator.py) teaches it, for one test, to declare transactions and to
+answer (or withhold the answer to) discharges.
 """
 
 from __future__ import annotations
@@ -11,72 +12,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from proton import Data, Delivery
 
 import jmspy
 
 from .client_support import Clients, clients_fixture, refusing_reconnects, wait_until, wire_barrier
 from .peer import AttachRecord, LinkScript, ScriptedPeer
-from .peer_engine import _PeerConnection
-
-DECLARED = 0x33
+from .peer_coordinator import Coordinator
 
 
 @pytest.fixture
 def clients() -> Iterator[Clients]:
     yield from clients_fixture()
-
-
-@dataclass
-class _Coordinator:
-    """The peer's transaction coordinator: ``discharges`` records (txn-id, fail) in arrival
-    order; ``answer_discharge`` False leaves discharges unanswered."""
-
-    answer_discharge: bool = True
-    discharges: list[tuple[bytes, bool]] = field(default_factory=list)
-    declared: int = 0
-
-
-@pytest.fixture
-def coordinator(monkeypatch: pytest.MonkeyPatch) -> _Coordinator:
-    state = _Coordinator()
-    original = _PeerConnection._on_delivery
-
-    def on_delivery(self: _PeerConnection, delivery: Delivery) -> None:
-        link = delivery.link
-        script = self.links.get((False, link.name)) if link.is_receiver else None
-        target = script.attach.target if script is not None and script.attach else None
-        if target is None or not target.coordinator:
-            original(self, delivery)
-            return
-        if delivery.partial or not delivery.readable:
-            return
-        payload = link.recv(delivery.pending)
-        link.advance()
-        link.flow(1)
-        data = Data()
-        data.decode(payload)
-        control = data.get_object()  # amqp-value(described(declare|discharge, fields))
-        while str(control.descriptor) not in ("amqp:declare:list", "amqp:discharge:list"):
-            control = control.value
-        if str(control.descriptor) == "amqp:declare:list":
-            state.declared += 1
-            delivery.local.data = [f"txn-{state.declared}".encode()]
-            delivery.update(DECLARED)
-            delivery.settle()
-            return
-        txn_id, fail = bytes(control.value[0]), bool(control.value[1])
-        state.discharges.append((txn_id, fail))
-        if state.answer_discharge:
-            delivery.update(Delivery.ACCEPTED)
-            delivery.settle()
-
-    monkeypatch.setattr(_PeerConnection, "_on_delivery", on_delivery)
-    return state
 
 
 def _no_credit_on(address: str) -> Any:
@@ -101,7 +50,7 @@ def _grant_credit(peer: ScriptedPeer, address: str, credit: int) -> None:
 
 
 def test_a_commit_with_unwritten_sends_rolls_back_and_never_writes_them(
-    make_peer: Any, clients: Clients, coordinator: _Coordinator
+    make_peer: Any, clients: Clients, coordinator: Coordinator
 ) -> None:
     """The broker withholds credit (an address full with a BLOCK policy): the transaction's
     send stays queued. The commit must not report success for it: it rolls back, says why,
@@ -126,7 +75,7 @@ def test_a_commit_with_unwritten_sends_rolls_back_and_never_writes_them(
 
 
 def test_a_commit_whose_rollback_gets_no_answer_is_in_doubt(
-    make_peer: Any, clients: Clients, coordinator: _Coordinator
+    make_peer: Any, clients: Clients, coordinator: Coordinator
 ) -> None:
     """As above, but the broker does not answer the rollback either: the client cannot know
     what became of the transaction, and says so."""
@@ -144,7 +93,7 @@ def test_a_commit_whose_rollback_gets_no_answer_is_in_doubt(
 
 
 def test_transactional_sends_lost_with_their_link_roll_the_commit_back(
-    make_peer: Any, clients: Clients, coordinator: _Coordinator
+    make_peer: Any, clients: Clients, coordinator: Coordinator
 ) -> None:
     """The broker detaches the producer's link before settling the transaction's send: the
     send's fate is unknown, so the commit rolls back instead of committing without it."""
