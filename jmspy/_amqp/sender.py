@@ -380,6 +380,40 @@ class AmqpSender(_LinkBase):
             if self.async_failure_handler is not None:
                 self.async_failure_handler(error)
 
+    def _end_for_good(self, error: JMSException) -> None:
+        """The peer closed the link (the connection lives on). Asynchronous sends without a
+        CompletionListener that it never settled are told to the ExceptionListener, as Qpid JMS
+        reports each one as a non-fatal exception; here one report per link says how many were
+        written (outcome unknown) and how many never were (not sent)."""
+        written = unwritten = 0
+        if self.async_failure_handler is not None:
+            with self._outbox_lock:
+                queued = list(self._outbox)
+            for pending in [*self._unsettled.values(), *queued]:
+                # Transactional ones roll their transaction back (txn_failure_handler).
+                if pending.completion is None and pending.txn_id is None:
+                    if pending.written:
+                        written += 1
+                    else:
+                        unwritten += 1
+        super()._end_for_good(error)
+        if not (written or unwritten) or self.async_failure_handler is None:
+            return
+        parts = []
+        if written:
+            parts.append(
+                f"{written} written, whose outcome is unknown (the broker may or may not have them)"
+            )
+        if unwritten:
+            parts.append(f"{unwritten} never written (not sent)")
+        report = JMSException(
+            f"{written + unwritten} asynchronous send(s) to {self.spec.address!r} had no outcome "
+            f"when the link ended ({error.reason}): {'; '.join(parts)}",
+            linked=error,
+        )
+        log.warning("%s", report.reason)
+        self.async_failure_handler(report)
+
     def _on_failed(self, error: JMSException) -> None:
         super()._on_failed(error)
         lost_transactional = False
