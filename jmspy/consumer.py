@@ -615,10 +615,10 @@ class MessageConsumer(
 
     def _begin_stop_credit(self) -> None:
         """The session or connection is closing: ask for the credit back now when the close
-        will give messages back (see AmqpReceiver.begin_stop_credit)."""
-        if self._link_closed:
-            return
-        if self._buffer or self._port.mode == CLIENT_ACKNOWLEDGE:
+        will give prefetched messages back (see AmqpReceiver.begin_stop_credit). A consumer
+        with nothing prefetched is not asked early: the drain could bring messages only to
+        give them back."""
+        if not self._link_closed and self._buffer:
             self._receiver.begin_stop_credit()
 
     def _close_internal(self) -> None:
