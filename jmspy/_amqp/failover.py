@@ -169,6 +169,7 @@ class Reconnector:
         self._current = 0
         self._cancelled = threading.Event()
         self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
         self._deadline: float | None = None  # of the first connect (see _run_attempts)
 
     # ---- API side ---------------------------------------------------------------------------
@@ -186,13 +187,19 @@ class Reconnector:
             name=f"jmspy-failover-{self.connection.endpoint.host}",
             daemon=True,
         )
-        self._thread = thread
-        thread.start()
+        # Started before it is published: a close on another thread that found it not yet
+        # started could not join it (RuntimeError out of Connection.close).
+        with self._thread_lock:
+            if self._cancelled.is_set():
+                return  # the connection is closing: nothing to reconnect
+            thread.start()
+            self._thread = thread
 
     def cancel(self, timeout_s: float) -> None:
         """The connection is closing: stop reconnecting (waits up to ``timeout_s``)."""
-        self._cancelled.set()
-        thread = self._thread
+        with self._thread_lock:
+            self._cancelled.set()
+            thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout_s)
 

@@ -13,7 +13,7 @@ import pytest
 import jmspy
 from jmspy._amqp import failover
 
-from .client_support import Clients, clients_fixture
+from .client_support import Clients, clients_fixture, wait_until
 from .peer import ScriptedPeer
 
 
@@ -134,3 +134,46 @@ def test_losses_while_restoring_count_against_max_reconnect_attempts(
     assert failed.wait(30), "failover never gave up"
     assert len(peer.connections) == 4, "not three attempts after the first connection"
     assert "after 3 attempt(s)" in str(errors[0]), errors[0]
+
+
+def test_a_close_while_the_reconnect_thread_starts_joins_it(
+    peer: ScriptedPeer, clients: Clients, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Connection.close() cancels the reconnect while the engine thread is still starting the
+    reconnect thread. The close must neither raise (joining a thread not yet started raised
+    RuntimeError out of close, seen under load) nor leave the reconnect running."""
+    connection = clients.track(clients.factory(_failover(peer)).createConnection())
+    connection.createSession()
+    amqp = connection._amqp
+    assert amqp is not None
+    reconnector = amqp.reconnector
+    assert reconnector is not None
+    cancel_errors: list[BaseException] = []
+    started: list[threading.Thread] = []
+
+    def cancel() -> None:
+        try:
+            reconnector.cancel(10.0)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            cancel_errors.append(exc)
+
+    class CancelledWhileStarting(threading.Thread):
+        def start(self) -> None:
+            canceller = threading.Thread(target=cancel, daemon=True)
+            canceller.start()
+            canceller.join(0.5)  # with the fix it waits for this start: either way is fine
+            super().start()
+            started.append(canceller)
+
+    namespace = type("threading", (), {})()
+    for name in ("Event", "Lock", "current_thread"):
+        setattr(namespace, name, getattr(threading, name))
+    namespace.Thread = CancelledWhileStarting  # type: ignore[attr-defined]
+    monkeypatch.setattr(failover, "threading", namespace)
+    peer.drop(reset=True)
+    wait_until(lambda: bool(started), timeout=20, what="the reconnect thread started")
+    started[0].join(20)
+    assert not started[0].is_alive(), "cancel() did not return"
+    assert cancel_errors == [], cancel_errors
+    connection.close()
+    assert len(peer.connections) == 1, "it reconnected after the cancel"
