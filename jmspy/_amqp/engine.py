@@ -34,6 +34,7 @@ from .completion import Completion
 from .engine_errors import EngineStopped, IdleTimeoutExpired
 from .preamble import READ_CHUNK, ConnectPreamble
 from .proton_internals import (
+    FreedEndpoints,
     HeldWrappers,
     OrphanedRefs,
     collector_ref,
@@ -55,6 +56,9 @@ log = logging.getLogger("jmspy.engine")
 frame_log = logging.getLogger("jmspy.frames")
 
 T = TypeVar("T")
+
+_REAP_INTERVAL_S = 0.1
+_REAP_WAKE_S = 0.5
 
 
 class SharedLoop(Protocol):
@@ -128,6 +132,12 @@ class Engine(ConnectPreamble):
         self.orphans = OrphanedRefs()
         # Proton's wrappers of this connection's links and sessions, let go of here.
         self.held_wrappers = HeldWrappers()
+        # Links and sessions freed on this connection, let go of once only the engine holds them
+        # (looked at every _REAP_INTERVAL_S: a closed consumer the application keeps holds its
+        # link for as long, and need not cost every turn).
+        self.freed = FreedEndpoints(connection, self._wake_to_reap)
+        self._reap_wake_pending = False
+        self._next_reap = 0.0
         self._work: collections.deque[Callable[[], None]] = collections.deque()
         # Run once after the current pass over proton's events (engine thread only): lets a
         # consumer link hand over all the transfers of one read at once.
@@ -264,6 +274,19 @@ class Engine(ConnectPreamble):
             for work in after:
                 work()
 
+    def _wake_to_reap(self) -> None:
+        """Engine thread: make sure the engine takes a turn to reap what FreedEndpoints lists,
+        even when the connection is idle (one wake-up pending at a time; while something stays
+        listed, say a closed consumer the application keeps, one every _REAP_WAKE_S)."""
+        if self._reap_wake_pending:
+            return
+        self._reap_wake_pending = True
+
+        def woken() -> None:
+            self._reap_wake_pending = False
+
+        self.schedule(_REAP_WAKE_S, woken)
+
     def schedule(self, delay_s: float, work: Callable[[], None]) -> None:
         """Run work on the engine thread after a delay (engine thread only)."""
         heapq.heappush(self._timers, (time.monotonic() + delay_s, next(self._timer_seq), work))
@@ -319,6 +342,7 @@ class Engine(ConnectPreamble):
         try:
             self._stopped.set()
             self.orphans.release(engine_done=True)
+            self.freed.release_all()
             self._close_socket()
             self.failure = error or EngineStopped("connection closed")
             # Work queued after the last drain still holds completions; run it so that
@@ -335,6 +359,10 @@ class Engine(ConnectPreamble):
             if take is None or not take(self._work):
                 self._drain_work_after_stop()
             self.held_wrappers.clear()
+            # Events still queued hold their objects (a freed link's LINK_FINAL, say): let them
+            # go here, on this thread, not in a collection on whichever thread drops the
+            # collector later.
+            self._collector.release()
         finally:
             self._finished.set()
 
@@ -476,6 +504,12 @@ class Engine(ConnectPreamble):
         if self._run_timers(now):
             self._dispatch_events()  # what the timers raised
         self.held_wrappers.sweep(now)
+        if self.freed and now >= self._next_reap:
+            self._next_reap = now + _REAP_INTERVAL_S
+            self.freed.reap()
+            self._dispatch_events()  # proton's final events of what went
+            if self.freed:
+                self._wake_to_reap()
         self._write(sock)
         # pending()/capacity() make proton process input and may raise events (e.g. a
         # SASL failure); dispatch them before leaving so the reason reaches the provider.

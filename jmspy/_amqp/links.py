@@ -160,13 +160,20 @@ class _LinkBase:
 
     def _unregister(self) -> None:
         """Engine thread: the link is done with. Proton keeps a link it was never asked to free
-        as long as its session, and with it what jmspy hung on it: clear that, so a session that
-        opens and closes consumers for months does not keep every one of them."""
+        as long as its session, and with it what jmspy hung on it: clear that, and free a link
+        closed at both ends, so a session that opens and closes consumers for months does not
+        keep every one of them (see FreedEndpoints; proton settles what a link still has when
+        freeing it, so one with unsettled deliveries stays until its session goes)."""
         self.session._links.discard(self)
         link = self.link
         if getattr(link, "jmspy_ctx", None) is self:
             link.jmspy_ctx = None
             self.connection.forget_link_contexts()
+        closed = Link.LOCAL_CLOSED | Link.REMOTE_CLOSED
+        if link.state & closed == closed:
+            engine = self.connection.engine
+            if engine.on_engine_thread():
+                engine.freed.free_link(link)
 
     def _remote_terminus(self) -> Any:
         raise NotImplementedError

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cproton import PN_ACCEPTED, PN_DELIVERY, PN_TRANSPORT
+from cproton_ffi import __file__ as _cproton_ffi_path
 from cproton_ffi import ffi, lib
 from proton import Collector, Delivery, Event, Link, Transport
 
@@ -28,6 +29,7 @@ __all__ = [
     "DeliveryHandle",
     "DeliveryRef",
     "HeldWrappers",
+    "FreedEndpoints",
     "LinkRef",
     "OrphanedRefs",
     "TransportRef",
@@ -149,6 +151,20 @@ _transport_tick = _c_function("pn_transport_tick")
 _transport_push = _c_function("pn_transport_push")
 _transport_pop = _c_function("pn_transport_pop")
 _transport_peek = _c_function("pn_transport_peek")
+_link_free = _c_function("pn_link_free")
+_link_head = _c_function("pn_link_head")
+_link_next = _c_function("pn_link_next")
+_link_session = _c_function("pn_link_session")
+_link_unsettled = _c_function("pn_link_unsettled")
+_link_state = _c_function("pn_link_state")
+_session_free = _c_function("pn_session_free")
+_session_connection = _c_function("pn_session_connection")
+# pn_refcount is part of proton's object API but not of the binding's declarations: taken
+# from the same library, with the same calling convention as the rest.
+_refcount_address = ctypes.cast(ctypes.CDLL(_cproton_ffi_path).pn_refcount, ctypes.c_void_p).value
+if not _refcount_address:  # pragma: no cover - a proton build without its object API
+    raise ImportError("python-qpid-proton's library has no pn_refcount")
+_refcount = _FUNCTYPE(ctypes.c_int, ctypes.c_void_p)(_refcount_address)
 
 _PN_EOS = -1
 
@@ -265,6 +281,123 @@ class HeldWrappers:
     def clear(self) -> None:
         """The engine has ended: nothing touches the connection's proton objects any more."""
         self._wrappers = []
+
+
+_CLOSED = Link.LOCAL_CLOSED | Link.REMOTE_CLOSED
+
+
+class FreedEndpoints:
+    """Links and sessions of one connection that are done with, freed by its engine once
+    nothing but proton's own lists holds them.
+
+    Proton keeps a link or session it was never asked to free, with its record, for as long as
+    the connection: one that opens and closes consumers or sessions for months would keep every
+    one. A freed one is destroyed when its last reference goes, and destroying it edits its
+    parent's lists and calls back into Python, so it must happen on the engine's thread with
+    nothing else touching the object. An earlier design freed at once and held a reference
+    until the engine was the last holder; objects still referenced when a transport ended were
+    then destroyed wherever their last reference went (a collection on another thread), and
+    proton's heap was corrupted under load. So nothing here is ever left freed but alive:
+    :meth:`reap` frees an object only when a reference of the engine's own is the only one
+    (no wrapper, event or delivery holds it; proton's incref of a parent-owned endpoint marks it
+    referenced instead of counting, so the count is then 1), and drops that reference in the
+    same call, so the object goes on the engine thread (a link through the LINK_FINAL event the
+    engine pops next, once its detach is written, which one engine step after its close it is).
+    What is not freed when the engine ends goes with the connection, as without freeing.
+    """
+
+    __slots__ = ("_done", "_connection", "_engine_done", "_on_listed")
+
+    def __init__(self, connection: Any, on_listed: Callable[[], None] | None = None) -> None:
+        # Told (engine thread) when something is listed, so that an idle engine still reaps.
+        self._on_listed = on_listed
+        # address -> True for a session, False for a link, in the order they were done with:
+        # a session after its links, which go first.
+        self._done: dict[int, bool] = {}
+        self._connection = _address(connection._impl)
+        self._engine_done = False
+
+    def __bool__(self) -> bool:
+        return bool(self._done)
+
+    def __len__(self) -> int:
+        return len(self._done)
+
+    def free_link(self, link: Link) -> bool:
+        """Engine thread: a link closed at both ends with nothing unsettled (proton settles
+        what is left when freeing, which would drop an acknowledgement still to come) is to be
+        freed. Whether it will be; a link of an earlier transport, or one already listed, not."""
+        ref = _address(link._impl)
+        if (
+            not self._owns_link(ref)
+            or _link_unsettled(ref) > 0
+            or _link_state(ref) & _CLOSED != _CLOSED
+        ):
+            return False
+        self._done[ref] = False
+        self._listed()
+        return True
+
+    def free_session(self, session: Any) -> bool:
+        """Engine thread: a session ended at both ends is to be freed, with the links it still
+        has. Not when one of them has unsettled deliveries (see free_link): the session then
+        stays until the connection closes, as every session did before."""
+        ref = _address(session._impl)
+        if ref in self._done or self._engine_done or _session_connection(ref) != self._connection:
+            return False
+        links = []
+        link = _link_head(self._connection, 0)
+        while link:
+            if _link_session(link) == ref:
+                if _link_unsettled(link) > 0 or _link_state(link) & _CLOSED != _CLOSED:
+                    # Unsettled deliveries, or a link not closed at both ends, whose detach
+                    # would never be written: freed, it would stay alive, freed, until the
+                    # connection goes, which is what must not happen.
+                    return False
+                links.append(link)
+            link = _link_next(link, 0)
+        for link in links:
+            self._done.setdefault(link, False)
+        self._done[ref] = True
+        self._listed()
+        return True
+
+    def _listed(self) -> None:
+        if self._on_listed is not None:
+            self._on_listed()
+
+    def _owns_link(self, ref: int) -> bool:
+        return (
+            ref not in self._done
+            and not self._engine_done
+            and _session_connection(_link_session(ref)) == self._connection
+        )
+
+    def _has_links(self, session_ref: int) -> bool:
+        link = _link_head(self._connection, 0)
+        while link:
+            if _link_session(link) == session_ref:
+                return True
+            link = _link_next(link, 0)
+        return False
+
+    def reap(self) -> None:
+        """Engine thread, between steps: free, and destroy here, what only proton's lists
+        hold; the rest waits for a later reap. A session waits until its links are gone."""
+        for ref, is_session in list(self._done.items()):
+            if is_session and self._has_links(ref):
+                continue
+            _incref(ref)
+            if _refcount(ref) == 1:
+                del self._done[ref]
+                (_session_free if is_session else _link_free)(ref)
+            _decref(ref)
+
+    def release_all(self) -> None:
+        """The engine's last call: nothing runs proton for this connection after it, and what
+        was not freed goes with the connection."""
+        self._engine_done = True
+        self._done = {}
 
 
 class DeliveryHandle:

@@ -458,6 +458,8 @@ class AmqpReceiver(_LinkBase):
         """Grant one credit (prefetch 0 consumers) and, with a timeout, drain after it."""
 
         def do_flow() -> None:
+            if self.closed or self.failure is not None:
+                return  # closed meanwhile: its link may be freed already
             self._pulling = True
             if self.link.credit <= 0:
                 self.link.flow(1)
@@ -480,6 +482,9 @@ class AmqpReceiver(_LinkBase):
             link = self.link
             if self.failure is not None:
                 completion.fail(self.failure)
+                return
+            if self.closed:
+                completion.succeed(None)  # closed meanwhile: its link may be freed already
                 return
             if self._drain is not None:
                 # An earlier drain is still unanswered: its answer ends this wait too; a second

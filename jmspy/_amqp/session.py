@@ -83,6 +83,17 @@ class AmqpSession:
             return
         self._released = True
         session.jmspy_ctx = None
+        engine = self.connection.engine
+        if engine.on_engine_thread():
+            # Freed with the links proton still holds for it (see FreedEndpoints.free_session),
+            # unless one has unsettled deliveries; what jmspy hung on those goes either way.
+            link = session.connection.link_head(0)
+            while link is not None:
+                if link.session == session and getattr(link, "jmspy_ctx", None) is not None:
+                    link.jmspy_ctx = None
+                link = link.next(0)
+            self.connection.forget_link_contexts()
+            engine.freed.free_session(session)
 
     def _on_connection_failed(self, error: JMSException) -> None:
         if self._begin is not None:
@@ -189,6 +200,12 @@ class AmqpSession:
         def do_close() -> None:
             self.connection._sessions.discard(self)
             session = self._proton
+            coordinator = self._coordinator
+            if coordinator is not None and coordinator.link.state & Endpoint.LOCAL_ACTIVE:
+                # Detached before the end, so that the session's links are all closed at both
+                # ends once it has ended, and proton may free them with it (FreedEndpoints).
+                coordinator.closed = True  # the peer's detach answers this close
+                coordinator.link.close()
             session.close()
             self._release_if_ended()  # the peer ended it first
 

@@ -14,6 +14,7 @@ import importlib
 import importlib.metadata
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ from proton import Collector, Connection, Data, Delivery, Described, Event, Link
 from jmspy._amqp import proton_internals
 from jmspy._amqp.proton_internals import (
     DeliveryHandle,
+    FreedEndpoints,
     HeldWrappers,
     OrphanedRefs,
     accept_and_settle,
@@ -82,8 +84,15 @@ C_FUNCTIONS = (
     "pn_incref",
     "pn_link_advance",
     "pn_link_credit",
+    "pn_link_free",
+    "pn_link_head",
+    "pn_link_next",
     "pn_link_recv",
     "pn_link_send",
+    "pn_link_session",
+    "pn_link_unsettled",
+    "pn_session_connection",
+    "pn_session_free",
     "pn_transport_capacity",
     "pn_transport_closed",
     "pn_transport_peek",
@@ -643,3 +652,153 @@ def test_settling_releases_each_handle_on_the_calling_thread() -> None:
     assert [d.remote_state for d in sent] == [Delivery.ACCEPTED, Delivery.ACCEPTED, 0x34]
     assert all(d.settled for d in sent)
     assert receiver.unsettled == 0
+
+
+class _Marker:
+    """Hung on a proton object's record: it goes when proton finalizes the object."""
+
+
+def _closed_link_pair(pair: _Pair) -> tuple[Link, Link]:
+    sender, receiver = pair.open_link_pair()
+    sender.close()
+    pair.pump()
+    receiver.close()
+    pair.pump()
+    closed = Link.LOCAL_CLOSED | Link.REMOTE_CLOSED
+    assert sender.state & closed == closed
+    return sender, receiver
+
+
+def _on_another_thread(work: Any) -> None:
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def test_pn_refcount_counts_the_wrappers_of_an_object() -> None:
+    pair = _Pair()
+    sender, _ = pair.open_link_pair()
+    ref = proton_internals._address(sender._impl)
+    before = proton_internals._refcount(ref)
+    another = Link.wrap(sender._impl)
+    assert proton_internals._refcount(ref) == before + 1
+    del another
+    assert proton_internals._refcount(ref) == before
+
+
+def _dispatch(pair: _Pair) -> None:
+    dispatch_events(collector_ref(pair.collector), None, lambda event: None)
+
+
+def test_a_link_is_freed_and_goes_on_the_engine_thread_once_nothing_else_holds_it() -> None:
+    pair = _Pair()
+    sender, _ = _closed_link_pair(pair)
+    sender.marker = _Marker()
+    gone = weakref.ref(sender.marker)
+    freed = FreedEndpoints(pair.client)
+    assert freed.free_link(sender)
+    assert len(freed) == 1
+    _dispatch(pair)
+    freed.reap()
+    assert len(freed) == 1 and gone() is not None, "freed while a wrapper still holds it"
+    holder = [sender]
+    del sender
+    # The application drops the last wrapper on its own thread: the link is not freed yet, so
+    # its session keeps it, and nothing is destroyed there.
+    _on_another_thread(holder.clear)
+    gc.collect()
+    assert gone() is not None
+    freed.reap()
+    assert len(freed) == 0
+    # Freed and let go in the same call; its LINK_FINAL event, popped next on the engine
+    # thread, holds the last reference.
+    assert gone() is not None
+    _dispatch(pair)
+    assert gone() is None, "the link was not destroyed when its final event went"
+
+
+def test_a_link_is_freed_once_and_not_with_unsettled_deliveries_or_of_another_connection() -> None:
+    pair = _Pair()
+    sender, receiver = pair.open_link_pair()
+    _send_one(pair, sender)
+    assert sender.unsettled == 1
+    freed = FreedEndpoints(pair.client)
+    assert not freed.free_link(sender), "freeing would settle a delivery still to be acknowledged"
+    assert not freed.free_link(receiver), "the server's link is not this connection's"
+    other = _Pair()
+    other_sender, _ = _closed_link_pair(other)
+    assert freed.free_link(other_sender) is False
+    mine, _ = _closed_link_pair(_Pair())
+    theirs = FreedEndpoints(mine.session.connection)
+    assert theirs.free_link(mine) and not theirs.free_link(mine), "freed twice"
+
+
+def test_freeing_a_session_frees_its_links_first_then_the_session() -> None:
+    pair = _Pair()
+    sender, _ = _closed_link_pair(pair)
+    session = sender.session
+    second = session.receiver("r")
+    second.open()
+    pair.pump()
+    # A link still open on the session: freed, it would never be detached and would stay,
+    # freed, until the connection goes; so the session is not freed.
+    session.close()
+    pair.pump()
+    server_session = pair.server.session_head(0)
+    assert server_session is not None
+    server_session.close()
+    pair.pump()
+    freed = FreedEndpoints(pair.client)
+    assert not freed.free_session(session)
+    # Its links closed at both ends (as jmspy closes them before the session), it is.
+    other = _Pair()
+    sender, _ = _closed_link_pair(other)
+    session = sender.session
+    session.close()
+    other.pump()
+    server_session = other.server.session_head(0)
+    assert server_session is not None
+    server_session.close()
+    other.pump()
+    sender.marker = _Marker()
+    session.marker = _Marker()
+    link_gone, session_gone = weakref.ref(sender.marker), weakref.ref(session.marker)
+    freed = FreedEndpoints(other.client)
+    assert freed.free_session(session)
+    assert len(freed) == 2
+    assert not freed.free_session(session), "listed twice"
+    del sender, session
+    gc.collect()
+    assert link_gone() is not None and session_gone() is not None
+    _dispatch(other)
+    freed.reap()  # the link: the session still has it, so it waits
+    assert len(freed) == 1 and session_gone() is not None
+    _dispatch(other)
+    assert link_gone() is None and other.client.link_head(0) is None
+    freed.reap()  # now the session
+    _dispatch(other)
+    assert len(freed) == 0 and session_gone() is None
+
+
+def test_a_session_with_unsettled_deliveries_is_not_freed() -> None:
+    pair = _Pair()
+    sender, _ = pair.open_link_pair()
+    _send_one(pair, sender)
+    freed = FreedEndpoints(pair.client)
+    assert not freed.free_session(sender.session)
+    assert len(freed) == 0 and pair.client.link_head(0) is not None
+
+
+def test_once_the_engine_is_done_nothing_is_freed() -> None:
+    pair = _Pair()
+    sender, _ = _closed_link_pair(pair)
+    ref = proton_internals._address(sender._impl)
+    freed = FreedEndpoints(pair.client)
+    assert freed.free_link(sender)
+    held = proton_internals._refcount(ref)
+    freed.release_all()
+    # Never freed: it goes with its connection, as without freeing.
+    assert proton_internals._refcount(ref) == held and len(freed) == 0
+    later, _ = pair.open_link_pair()
+    assert not freed.free_link(later)
