@@ -45,7 +45,9 @@ PER_URI_PREFIXES = ("amqp.", "transport.")
 
 
 class FailoverOptions(BaseModel):
-    """Reconnection settings (``failover.*``); every field is Qpid JMS's option of that name."""
+    """Reconnection settings (``failover.*``); every field is Qpid JMS's option of that name
+    but ``failover.maxRecoveryRefusals``, jmspy's own (Qpid JMS retries a refused recovery
+    until ``maxReconnectAttempts``, for ever by default)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
@@ -64,6 +66,10 @@ class FailoverOptions(BaseModel):
         10, alias="failover.warnAfterReconnectAttempts", ge=0
     )
     randomize: bool = Field(False, alias="failover.randomize")
+    # A server that accepts the reconnect but refuses to re-create a consumer or producer it
+    # had (a node back before its durable queues are): reconnect again, this many times at
+    # most, before failing those links alone and restoring the rest. -1: no bound of its own.
+    max_recovery_refusals: int = Field(10, alias="failover.maxRecoveryRefusals", ge=-1)
     amqp_open_server_list_action: Literal["REPLACE", "ADD", "IGNORE"] = Field(
         "REPLACE", alias="failover.amqpOpenServerListAction"
     )

@@ -29,6 +29,7 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -171,6 +172,8 @@ class Reconnector:
         self._thread: threading.Thread | None = None
         self._thread_lock = threading.Lock()
         self._deadline: float | None = None  # of the first connect (see _run_attempts)
+        self._attempts = 0
+        self._refused_recoveries = 0  # recoveries the peer refused links of, this reconnect
 
     # ---- API side ---------------------------------------------------------------------------
 
@@ -262,6 +265,7 @@ class Reconnector:
             # No startup limit: the first connect is still bounded, by jms.connectTimeout.
             conditions.append(stop_after_delay(self.connection.timeout_s("connect_timeout")))
         self._attempts = 0
+        self._refused_recoveries = 0
         # The first connect without a startup limit ends at jms.connectTimeout as a whole:
         # each server gets what is left of it, not a full jms.connectTimeout each.
         self._deadline = None
@@ -349,8 +353,13 @@ class Reconnector:
                     last = exc
                     self._drop_transport(exc)
                     continue
+                retried = self._refusals_to_retry(refused)
                 for link, why in refused:
-                    self._fail_link(link, why)
+                    if link not in retried:
+                        self._fail_link(link, why)
+                if retried:
+                    last = self._reconnect_after_refusals(endpoint, retried, refused)
+                    continue
             self._current = index
             self._pool, self._current = merge_server_list(
                 self._pool,
@@ -362,16 +371,87 @@ class Reconnector:
         assert last is not None
         raise last
 
-    def _drop_transport(self, error: JMSException) -> None:
-        """A recovery that failed on a live transport: declare it lost and close it."""
+    def _refusals_to_retry(self, refused: list[tuple[_LinkBase, BaseException]]) -> set[_LinkBase]:
+        """The refused links worth another reconnect (Qpid JMS reconnects on any failure of
+        its recovery): those the application already had, refused for a reason other than
+        security, while neither failover.maxRecoveryRefusals nor the attempt limit is spent.
+        The others are failed at once (a create in flight gets the broker's answer)."""
+        if not refused:
+            return set()
+        bound = self.options.max_recovery_refusals
+        if bound >= 0 and self._refused_recoveries >= bound:
+            return set()
+        limit = self.options.attempt_limit(False)
+        if limit >= 0 and self._attempts >= limit:
+            return set()  # the last attempt: restore what the peer allows
+        return {
+            link
+            for link, why in refused
+            if link.ever_attached and not isinstance(why, JMSSecurityException)
+        }
+
+    def _reconnect_after_refusals(
+        self,
+        endpoint: Endpoint,
+        retried: set[_LinkBase],
+        refused: list[tuple[_LinkBase, BaseException]],
+    ) -> JMSException:
+        """The server took the connection but refused links the application has (a broker
+        node back before its durable queues are): drop this transport and reconnect, as a
+        failed attempt, with those links back in their sessions to be re-created again."""
+        self._refused_recoveries += 1
+        first = next(why for link, why in refused if link in retried)
+        reason = first.reason if isinstance(first, JMSException) else repr(first)
+        bound = self.options.max_recovery_refusals
+        error = JMSException(
+            f"{endpoint.display()} refused re-creating {len(retried)} consumer or producer "
+            f"link(s) after reconnecting ({reason}); reconnecting again (refused recovery "
+            f"{self._refused_recoveries} of at most "
+            f"{'unbounded' if bound < 0 else bound}, failover.maxRecoveryRefusals)"
+        )
+        log.warning("%s", error.reason)
+
+        def back_into_sessions() -> None:
+            for link in retried:
+                if not link.closed and link.failure is None:
+                    link.session._links.add(link)
+
+        self._drop_transport(error, before=back_into_sessions)
+        return error
+
+    def _drop_transport(
+        self, error: JMSException, before: Callable[[], None] | None = None
+    ) -> None:
+        """A recovery that failed on a live transport: declare it lost and close it.
+
+        ``before`` runs first, on its engine thread while it runs (the engine drops work still
+        queued when it stops), else here once that thread is done."""
         conn = self.connection
         engine = conn.engine
+        ran = threading.Event()
+
+        def fail() -> None:
+            try:
+                if before is not None:
+                    before()
+                    ran.set()
+            finally:
+                conn._fail(error)
+
         try:
-            engine.submit(TransportBound(lambda: conn._fail(error)))
+            engine.submit(TransportBound(fail))
         except Exception:  # the engine is already gone: nothing to declare
             pass
+        else:
+            # Until it ran, or the engine stopped (the transport lost meanwhile) or hangs.
+            deadline = time.monotonic() + conn.timeout_s("close_timeout")
+            while before is not None and not ran.wait(0.05):
+                if not engine.running or time.monotonic() >= deadline:
+                    break
         engine.stop()
         engine.join(conn.timeout_s("close_timeout"))
+        if before is not None and not ran.is_set():
+            before()
 
     def _fail_link(self, link: Any, why: BaseException) -> None:
         error = (

@@ -123,6 +123,9 @@ class _LinkBase:
         self._detach: Completion[None] | None = None
         self.failure: JMSException | None = None
         self.closed = False
+        # Once the peer accepted it: the application holds the consumer or producer, so a
+        # reconnect that the peer refuses to re-create it on may be retried (see failover).
+        self.ever_attached = False
         # Told when the link ends for good while its connection lives on: the peer closed it,
         # or a reconnect could not re-create it (the consumer or producer it carries is gone).
         self.on_ended: Callable[[JMSException], None] | None = None
@@ -185,6 +188,7 @@ class _LinkBase:
         # A peer refusing a link answers with a null terminus and then detaches with the reason.
         if terminus is None or (terminus.type == Terminus.UNSPECIFIED):
             return
+        self.ever_attached = True
         self._attach.succeed(None)
 
     def _on_remote_close(self, closed: bool) -> None:

@@ -74,6 +74,7 @@ class AmqpCoordinator(_LinkBase):
         if self._attach is not None and not self._attach.done():
             if self.link.remote_target is None:
                 return
+            self.ever_attached = True
             self._attach.succeed(None)
 
     def _do_attach(self, completion: Completion[None]) -> None:

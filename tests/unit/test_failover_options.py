@@ -32,6 +32,8 @@ def test_failover_url_with_qpid_jms_defaults() -> None:
     assert options.warn_after_reconnect_attempts == 10
     assert options.randomize is False
     assert options.amqp_open_server_list_action == "REPLACE"
+    # jmspy's own, not Qpid JMS's: refused recoveries retried before the refusal stands.
+    assert options.max_recovery_refusals == 10
 
 
 def test_failover_options_nested_and_connection_options_are_split() -> None:
@@ -63,6 +65,7 @@ def test_failover_without_parentheses_single_server() -> None:
         ("failover:(amqp://h1)?failover.reconnectDelays=5", "failover.reconnectDelays"),
         ("failover:(amqp://h1)?failover.maxReconnectAttempts=-5", "maxReconnectAttempts"),
         ("failover:(amqp://h1)?failover.amqpOpenServerListAction=DROP", "amqpOpenServerList"),
+        ("failover:(amqp://h1)?failover.maxRecoveryRefusals=-2", "maxRecoveryRefusals='-2'"),
         ("failover:(amqp://h1?jms.clientID=x)", "jms.clientID"),
         ("failover:(amqp://h1)?failover.nested.jms.clientID=x", "only amqp.* and transport.*"),
         ("failover:(failover:(amqp://h1))", "cannot be nested"),

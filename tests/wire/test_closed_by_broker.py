@@ -7,14 +7,15 @@ reported there."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from proton import Message as AmqpMessage
 
 import jmspy
 
-from .client_support import Clients, clients_fixture, wire_barrier
+from .client_support import Clients, clients_fixture, wait_until, wire_barrier
 from .peer import AttachRecord, LinkScript, ScriptedPeer
 
 
@@ -146,7 +147,10 @@ def test_a_consumer_failover_cannot_re_create_is_reported_and_the_rest_is_restor
         return None
 
     peer = make_peer(links=scripts)
-    url = f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+    url = (
+        f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+        "&failover.maxRecoveryRefusals=2"
+    )
     connection = clients.track(clients.factory(url).createConnection())
     heard = Heard()
     connection.setConnectionListener(heard)
@@ -169,3 +173,119 @@ def test_a_consumer_failover_cannot_re_create_is_reported_and_the_rest_is_restor
     _listener_threads_done()
     assert len(heard.closed) == 1 and heard.failures == []
     assert kept.getMessageListener() is not None  # still open
+    # Refused twice more (failover.maxRecoveryRefusals=2) before the third refusal is taken
+    # as the broker's answer: the first connection, three reconnects, nothing after.
+    assert len(peer.connections) == 4
+    assert [len(c.attaches) for c in peer.connections] == [2, 2, 2, 2]
+    wire_barrier(connection)
+    assert len(peer.connections) == 4
+
+
+def _refusing_after_reconnect(
+    make_peer: Any, condition: str, refusing: Callable[[int], bool]
+) -> ScriptedPeer:
+    """A peer that refuses the re-attach of queue 'q' (``condition``) on the connections
+    ``refusing`` picks by number (0 is the first connect, which is never refused)."""
+
+    def scripts(attach: AttachRecord) -> LinkScript | None:
+        if attach.conn > 0 and attach.address == "q" and refusing(attach.conn):
+            return LinkScript(refuse=(condition, "no queue 'q' yet"))
+        return None
+
+    return make_peer(links=scripts)
+
+
+def _failover_consumer(
+    clients: Clients, peer: ScriptedPeer, options: str = ""
+) -> tuple[Any, Heard, list[str]]:
+    url = f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+    connection = clients.track(clients.factory(url + options).createConnection())
+    heard = Heard()
+    connection.setConnectionListener(heard)
+    session = connection.createSession()
+    got: list[str] = []
+    arrived = threading.Event()
+
+    def on_message(message: Any) -> None:
+        got.append(message.getBody(str))
+        arrived.set()
+
+    consumer = session.createConsumer(session.createQueue("q"))
+    consumer.setMessageListener(on_message)
+    connection.start()
+    wire_barrier(connection)
+    return consumer, heard, got
+
+
+def test_a_consumer_refused_after_a_reconnect_is_re_created_on_the_next_one(
+    make_peer: Any, clients: Clients
+) -> None:
+    """A node back before its durable queue is refuses the consumer's re-attach
+    (amqp:not-found): as Qpid JMS, failover reconnects again instead of failing the consumer
+    for good, and the consumer goes on receiving."""
+    peer = _refusing_after_reconnect(make_peer, "amqp:not-found", lambda conn: conn == 1)
+    consumer, heard, got = _failover_consumer(clients, peer)
+
+    peer.drop(reset=True)
+
+    assert heard.restored.wait(10), "not restored"
+    assert len(peer.connections) == 3  # the refused recovery was dropped and redone
+    peer.enqueue("q", AmqpMessage(body="after the refusal"))
+    wait_until(lambda: got == ["after the refusal"], what="the message after the refusal")
+    _listener_threads_done()
+    assert heard.closed == [] and heard.failures == []
+    assert consumer.getMessageListener() is not None
+
+
+def test_a_security_refusal_after_a_reconnect_is_not_retried(
+    make_peer: Any, clients: Clients
+) -> None:
+    """A re-attach refused for want of permission is the broker's answer: the consumer is
+    reported closed at once, and failover does not reconnect again for it."""
+    peer = _refusing_after_reconnect(make_peer, "amqp:unauthorized-access", lambda conn: True)
+    consumer, heard, _ = _failover_consumer(clients, peer)
+
+    peer.drop(reset=True)
+
+    heard.wait()
+    assert heard.restored.wait(10)
+    _listener_threads_done()
+    assert [(kind, which) for kind, which, _, _ in heard.closed] == [("consumer", consumer)]
+    assert isinstance(heard.closed[0][2], jmspy.JMSSecurityException)
+    assert len(peer.connections) == 2
+
+
+def test_the_last_reconnect_attempt_restores_the_connection_without_the_refused_link(
+    make_peer: Any, clients: Clients
+) -> None:
+    """Refused recoveries count as failed attempts, but the last attempt that
+    failover.maxReconnectAttempts allows restores the connection without the refused link
+    rather than failing the whole connection for one missing queue."""
+    peer = _refusing_after_reconnect(make_peer, "amqp:not-found", lambda conn: True)
+    consumer, heard, _ = _failover_consumer(clients, peer, "&failover.maxReconnectAttempts=2")
+
+    peer.drop(reset=True)
+
+    heard.wait()
+    assert heard.restored.wait(10)
+    _listener_threads_done()
+    assert [(kind, which) for kind, which, _, _ in heard.closed] == [("consumer", consumer)]
+    assert heard.failures == []
+    assert len(peer.connections) == 3
+
+
+def test_max_recovery_refusals_zero_fails_the_refused_link_at_once(
+    make_peer: Any, clients: Clients
+) -> None:
+    """failover.maxRecoveryRefusals=0: a refused re-attach is taken as the broker's answer
+    on the first reconnect (no reconnect again)."""
+    peer = _refusing_after_reconnect(make_peer, "amqp:not-found", lambda conn: True)
+    consumer, heard, _ = _failover_consumer(clients, peer, "&failover.maxRecoveryRefusals=0")
+
+    peer.drop(reset=True)
+
+    heard.wait()
+    assert heard.restored.wait(10)
+    _listener_threads_done()
+    assert [(kind, which) for kind, which, _, _ in heard.closed] == [("consumer", consumer)]
+    assert len(peer.connections) == 2
