@@ -230,10 +230,17 @@ def test_rabbitmq_durable_queue_survives_kill_and_restart(unique_name: str) -> N
             try:
                 receiver = conn.create_receiver(address, credit=N)
                 break
-            except ProtonTimeout:
+            except ProtonTimeout as exc:
                 conn.close()
                 if time.monotonic() > deadline:
-                    raise
+                    queues = rabbit.rabbitmqctl(
+                        "list_queues", "name", "state", "pid", "messages", check=False
+                    )
+                    raise AssertionError(
+                        f"the durable queue was not attachable {RESTART_TIMEOUT:.0f} s after the "
+                        f"restart: {exc}\nqueues: {queues.stdout}{queues.stderr}\n"
+                        f"node log:\n{rabbit.log_tail(80)}"
+                    ) from exc
         try:
             got = []
             for _ in range(N):
