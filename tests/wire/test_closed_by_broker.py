@@ -196,10 +196,10 @@ def _refusing_after_reconnect(
 
 
 def _failover_consumer(
-    clients: Clients, peer: ScriptedPeer, options: str = ""
+    clients: Clients, peer: ScriptedPeer, options: str = "", **factory_options: Any
 ) -> tuple[Any, Heard, list[str]]:
     url = f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
-    connection = clients.track(clients.factory(url + options).createConnection())
+    connection = clients.track(clients.factory(url + options, **factory_options).createConnection())
     heard = Heard()
     connection.setConnectionListener(heard)
     session = connection.createSession()
@@ -289,3 +289,29 @@ def test_max_recovery_refusals_zero_fails_the_refused_link_at_once(
     _listener_threads_done()
     assert [(kind, which) for kind, which, _, _ in heard.closed] == [("consumer", consumer)]
     assert len(peer.connections) == 2
+
+
+def test_a_re_attach_left_unanswered_after_a_reconnect_is_redone_on_the_next_one(
+    make_peer: Any, clients: Clients
+) -> None:
+    """A server that never answers a re-attach (a queue still recovering) holds the recovery
+    only jms.requestTimeout: that transport is dropped and the next reconnect re-creates the
+    consumer, which goes on receiving; nothing is reported closed."""
+
+    def scripts(attach: AttachRecord) -> LinkScript | None:
+        if attach.conn == 1 and attach.address == "q":
+            return LinkScript(hang=True)
+        return None
+
+    peer = make_peer(links=scripts)
+    consumer, heard, got = _failover_consumer(clients, peer, request_timeout=1000)
+
+    peer.drop(reset=True)
+
+    assert heard.restored.wait(20), "not restored"
+    assert len(peer.connections) == 3
+    assert [a.address for a in peer.connections[2].attaches] == ["q"]
+    peer.enqueue("q", AmqpMessage(body="after the silence"))
+    wait_until(lambda: got == ["after the silence"], what="the message after the silence")
+    _listener_threads_done()
+    assert heard.closed == [] and heard.failures == []
