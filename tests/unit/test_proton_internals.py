@@ -669,6 +669,15 @@ def _closed_link_pair(pair: _Pair) -> tuple[Link, Link]:
     return sender, receiver
 
 
+def _end_session_at_both_ends(pair: _Pair, session: Any) -> None:
+    session.close()
+    pair.pump()
+    server_session = pair.server.session_head(0)
+    assert server_session is not None
+    server_session.close()
+    pair.pump()
+
+
 def _on_another_thread(work: Any) -> None:
     thread = threading.Thread(target=work)
     thread.start()
@@ -743,24 +752,14 @@ def test_freeing_a_session_frees_its_links_first_then_the_session() -> None:
     pair.pump()
     # A link still open on the session: freed, it would never be detached and would stay,
     # freed, until the connection goes; so the session is not freed.
-    session.close()
-    pair.pump()
-    server_session = pair.server.session_head(0)
-    assert server_session is not None
-    server_session.close()
-    pair.pump()
+    _end_session_at_both_ends(pair, session)
     freed = FreedEndpoints(pair.client)
     assert not freed.free_session(session)
     # Its links closed at both ends (as jmspy closes them before the session), it is.
     other = _Pair()
     sender, _ = _closed_link_pair(other)
     session = sender.session
-    session.close()
-    other.pump()
-    server_session = other.server.session_head(0)
-    assert server_session is not None
-    server_session.close()
-    other.pump()
+    _end_session_at_both_ends(other, session)
     sender.marker = _Marker()
     session.marker = _Marker()
     link_gone, session_gone = weakref.ref(sender.marker), weakref.ref(session.marker)

@@ -217,6 +217,19 @@ def _failover_consumer(
     return consumer, heard, got
 
 
+def _drop_and_hear_only_the_consumer_closed(
+    peer: ScriptedPeer, heard: Heard, consumer: Any
+) -> None:
+    """Drop the connection; the connection is restored and only ``consumer`` is reported
+    closed."""
+    peer.drop(reset=True)
+
+    heard.wait()
+    assert heard.restored.wait(10)
+    _listener_threads_done()
+    assert [(kind, which) for kind, which, _, _ in heard.closed] == [("consumer", consumer)]
+
+
 def test_a_consumer_refused_after_a_reconnect_is_re_created_on_the_next_one(
     make_peer: Any, clients: Clients
 ) -> None:
@@ -245,12 +258,7 @@ def test_a_security_refusal_after_a_reconnect_is_not_retried(
     peer = _refusing_after_reconnect(make_peer, "amqp:unauthorized-access", lambda conn: True)
     consumer, heard, _ = _failover_consumer(clients, peer)
 
-    peer.drop(reset=True)
-
-    heard.wait()
-    assert heard.restored.wait(10)
-    _listener_threads_done()
-    assert [(kind, which) for kind, which, _, _ in heard.closed] == [("consumer", consumer)]
+    _drop_and_hear_only_the_consumer_closed(peer, heard, consumer)
     assert isinstance(heard.closed[0][2], jmspy.JMSSecurityException)
     assert len(peer.connections) == 2
 
@@ -264,12 +272,7 @@ def test_the_last_reconnect_attempt_restores_the_connection_without_the_refused_
     peer = _refusing_after_reconnect(make_peer, "amqp:not-found", lambda conn: True)
     consumer, heard, _ = _failover_consumer(clients, peer, "&failover.maxReconnectAttempts=2")
 
-    peer.drop(reset=True)
-
-    heard.wait()
-    assert heard.restored.wait(10)
-    _listener_threads_done()
-    assert [(kind, which) for kind, which, _, _ in heard.closed] == [("consumer", consumer)]
+    _drop_and_hear_only_the_consumer_closed(peer, heard, consumer)
     assert heard.failures == []
     assert len(peer.connections) == 3
 
@@ -282,12 +285,7 @@ def test_max_recovery_refusals_zero_fails_the_refused_link_at_once(
     peer = _refusing_after_reconnect(make_peer, "amqp:not-found", lambda conn: True)
     consumer, heard, _ = _failover_consumer(clients, peer, "&failover.maxRecoveryRefusals=0")
 
-    peer.drop(reset=True)
-
-    heard.wait()
-    assert heard.restored.wait(10)
-    _listener_threads_done()
-    assert [(kind, which) for kind, which, _, _ in heard.closed] == [("consumer", consumer)]
+    _drop_and_hear_only_the_consumer_closed(peer, heard, consumer)
     assert len(peer.connections) == 2
 
 
