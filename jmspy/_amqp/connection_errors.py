@@ -22,8 +22,20 @@ def io_failure_text(display: str, established: bool, detail: object) -> str:
     return f"could not connect to {display}: {detail}"
 
 
+# Proton's condition when the socket ends (EOF or reset) before the peer's AMQP close: the
+# usual end of a broker that crashed or was killed, not malformed input. Said as a lost
+# connection, the condition kept as the error code and in the text for searches.
+_ABORTED = ("amqp:connection:framing-error", "connection aborted")
+
+
 def transport_error(display: str, established: bool, cond: Condition | None) -> JMSException:
     """A TRANSPORT_ERROR event's condition."""
+    if cond is not None and (str(cond.name), cond.description) == _ABORTED:
+        detail = (
+            "the peer closed the socket without closing the AMQP connection "
+            f"({_ABORTED[0]}: {_ABORTED[1]})"
+        )
+        return JMSException(io_failure_text(display, established, detail), _ABORTED[0])
     if cond is not None and str(cond.name) in (
         "amqp:unauthorized-access",
         "amqp:sasl:auth",

@@ -122,3 +122,26 @@ def test_waits_on_a_lost_connection_end_promptly(peer: ScriptedPeer, clients: Cl
     assert receive_s < 15, f"the asyncio receive ended {receive_s:.1f} s after the loss"
     assert outcome != "completed" and "jms.sendTimeout" not in outcome, outcome
     assert listener_s < 15, f"the CompletionListener heard {listener_s:.1f} s after the loss"
+
+
+def test_socket_closed_without_an_amqp_close_says_so(peer: ScriptedPeer, clients: Clients) -> None:
+    """A peer that ends the socket (FIN) without an AMQP close, as a killed broker's kernel
+    does, is a lost connection: proton's "framing error" condition for it is kept as the error
+    code, the text says what happened."""
+    connection = clients.connect(peer)
+    heard: list[JMSException] = []
+    failed = threading.Event()
+
+    def on_exception(exc: JMSException) -> None:
+        heard.append(exc)
+        failed.set()
+
+    connection.setExceptionListener(on_exception)
+    connection.start()
+
+    peer.drop()
+
+    assert failed.wait(10), "the exception listener was not called"
+    text = str(heard[0])
+    assert "was lost: the peer closed the socket without closing the AMQP connection" in text
+    assert heard[0].getErrorCode() == "amqp:connection:framing-error"
