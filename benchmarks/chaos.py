@@ -26,6 +26,7 @@ deadline, and a shortfall fails loudly with the counts. Only 127.0.0.1 is used.
 
     python benchmarks/chaos.py                 # 20,000 messages, 5 kills
     python benchmarks/chaos.py -n 4000 --kills 2
+    python benchmarks/chaos.py --option transport.sharedEventLoopThreads=1
 """
 
 from __future__ import annotations
@@ -234,6 +235,14 @@ def main(argv: list[str] | None = None) -> int:
         help="failover.maxReconnectDelay in ms (Qpid JMS's default, 30000, lets the back-off "
         "miss a broker that comes back between two kills by many seconds)",
     )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a further connection URL option for every client, e.g. "
+        "transport.sharedEventLoopThreads=1 (repeatable)",
+    )
     parser.add_argument("--deadline", type=float, default=1800.0, help="give up after (s)")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
@@ -256,6 +265,10 @@ def _run(args: Any, rng: random.Random, broker: Any, started: float, deadline: f
         f"&jmspy.duplicateDetection={dedupe}"
         f"&failover.maxReconnectDelay={args.max_reconnect_delay}"
     )
+    for option in args.option:
+        if "=" not in option:
+            raise SystemExit(f"--option {option!r}: expected KEY=VALUE")
+        url += f"&{option}"
     factory = jmspy.ConnectionFactory(url, broker.username, broker.password)
     queue_names = [f"chaos.{int(time.time())}.{n}" for n in (0, 1)]
     half = args.messages // 2
