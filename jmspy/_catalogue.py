@@ -968,6 +968,19 @@ _SEC_RULES = _rules(
         source=f"{SECURITY}, ObjectMessage",
         level="client",
     ),
+    Rule(
+        id="SEC-6",
+        title="TLS versions and cipher suites are TLSv1.2 and newer, as configured",
+        text="transport.enabledProtocols / disabledProtocols / enabledCipherSuites / "
+        "disabledCipherSuites take Java's names (cipher suites also OpenSSL's). A version "
+        "below TLSv1.2 among the enabled protocols, an unknown name, an anonymous suite, "
+        "settings that leave no version or no suite, and a list keeping some TLS 1.3 suites "
+        "but not all raise IllegalArgumentException naming the option and the value when the "
+        "factory is made. On an amqps:// target the connection offers what the settings "
+        "leave: TLSv1.2 and TLSv1.3 by default.",
+        source=f"{SECURITY}; Qpid JMS transport options; RFC 8996",
+        level="client",
+    ),
 )
 
 RULES = {**RULES, **_SEC_RULES}

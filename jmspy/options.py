@@ -17,6 +17,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from ._amqp.tls_policy import TlsPolicy, TlsPolicyError
+from ._amqp.tls_policy import resolve as resolve_tls_policy
 from ._limits import (
     JAVA_INT_MAX,
     JAVA_LONG_MAX,
@@ -113,6 +115,12 @@ class ConnectionOptions(BaseModel):
     key_location: str | None = Field(None, alias="transport.keyLocation")
     verify_host: bool = Field(True, alias="transport.verifyHost")
     trust_all: bool = Field(False, alias="transport.trustAll")
+    # Comma-separated, Java's names (see _amqp/tls_policy.py, rule SEC-6). None: what the
+    # context offers (TLSv1.2 and TLSv1.3; Python's secure cipher defaults).
+    enabled_protocols: str | None = Field(None, alias="transport.enabledProtocols")
+    disabled_protocols: str | None = Field("SSLv2Hello,SSLv3", alias="transport.disabledProtocols")
+    enabled_cipher_suites: str | None = Field(None, alias="transport.enabledCipherSuites")
+    disabled_cipher_suites: str | None = Field(None, alias="transport.disabledCipherSuites")
 
     # --- jmspy.* (ours) ---
     # How long receive(timeout) (after its timeout) and receiveNoWait() wait for the broker to
@@ -193,6 +201,16 @@ class ConnectionOptions(BaseModel):
         if value is not None and not value.strip():
             raise ValueError("jms.clientID must not be empty")
         return value
+
+    def tls_policy(self) -> TlsPolicy:
+        """The TLS versions and cipher suites the transport.* options ask for (raises
+        TlsPolicyError naming the option and the value, rule SEC-6)."""
+        return resolve_tls_policy(
+            self.enabled_protocols,
+            self.disabled_protocols,
+            self.enabled_cipher_suites,
+            self.disabled_cipher_suites,
+        )
 
     def prefetch_for(self, kind: str) -> int:
         """Prefetch for a consumer kind: queue, topic, durable, browser."""
@@ -288,7 +306,6 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
     try:
         options = ConnectionOptions.model_validate(values)
         options.redelivery_policy()  # a bad policy setting is an error of the factory
-        return options
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -297,6 +314,13 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
             shown = "***" if "password" in field else repr(err.get("input"))
             problems.append(f"{alias}={shown}: {err['msg']}")
         raise IllegalArgumentException("invalid connection option " + "; ".join(problems)) from None
+    try:
+        # Checked here, not at the first amqps:// connect: a TLS setting that cannot be
+        # honoured is an error of the factory, before anything reaches the wire.
+        options.tls_policy()
+    except TlsPolicyError as exc:
+        raise IllegalArgumentException(f"invalid connection option {exc}") from None
+    return options
 
 
 def _query_options(query: str) -> dict[str, str]:

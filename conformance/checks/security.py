@@ -1,12 +1,15 @@
-"""SEC-1..SEC-5: TLS verification, SASL mechanisms, max frame size, and client safeguards.
+"""SEC-1..SEC-6: TLS verification, SASL mechanisms, max frame size, and client safeguards.
 
 SEC-1..SEC-3 are about the broker (its certificate, its SASL offer, the frames it writes);
-SEC-4 and SEC-5 check the client's own safeguards and need the broker only as a transport.
+SEC-4 and SEC-5 check the client's own safeguards and need the broker only as a transport;
+SEC-6 checks the TLS settings the client refuses, and on an amqps:// target which versions
+it gets.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import tempfile
 import uuid
@@ -146,3 +149,43 @@ def sec5(ctx: CheckContext) -> Verdict:
     allowed = round_trip(deserialization_allow_list=class_name)
     ctx.expect_equal(allowed.getObject(), Parcel("p"), f"getObject with {class_name} allowed")
     return ctx.verdict("no class loads by default; an allowed class does")
+
+
+@check("SEC-6")
+def sec6(ctx: CheckContext) -> Verdict:
+    url = ctx.target.url.split("?", 1)[0]
+    refusals = {
+        "a retired version enabled": ({"enabled_protocols": "TLSv1.1"}, "RFC 8996"),
+        "no version left": (
+            {"enabled_protocols": "TLSv1.2", "disabled_protocols": "TLSv1.2"},
+            "no protocol is left",
+        ),
+        "an unknown suite": (
+            {"enabled_cipher_suites": "TLS_ECDHE_RSA_WITH_ROT13"},
+            "is not a cipher suite",
+        ),
+        "some TLS 1.3 suites but not all": (
+            {"disabled_cipher_suites": "TLS_AES_128_GCM_SHA256"},
+            "TLS 1.3",
+        ),
+    }
+    for what, (options, contains) in refusals.items():
+        ctx.expect_raises(
+            jmspy.IllegalArgumentException,
+            functools.partial(jmspy.ConnectionFactory, url, **options),
+            what,
+            contains=contains,
+        )
+    if not ctx.target.url.startswith("amqps://"):
+        return ctx.verdict("settings that cannot be honoured are refused at the factory")
+    accepted = []
+    for version in ("TLSv1.2", "TLSv1.3"):
+        try:
+            ctx.connection(enabled_protocols=version).createSession()
+            accepted.append(version)
+        except jmspy.JMSSecurityException as exc:
+            ctx.note(f"{version} only: {exc}")
+    ctx.expect(bool(accepted), "neither", "TLSv1.2 or TLSv1.3 accepted by the target")
+    return ctx.verdict(
+        f"refusals at the factory; the target accepts {' and '.join(accepted)} from this client"
+    )

@@ -16,6 +16,9 @@ names where they exist):
 * ``transport.certificateLocation`` + ``transport.keyLocation``: the same as two PEM files.
 * ``transport.verifyHost`` (default true): check the certificate names the host (DNS or IP SAN).
 * ``transport.trustAll`` (default false): accept any certificate (tests only).
+* ``transport.enabledProtocols`` / ``disabledProtocols`` / ``enabledCipherSuites`` /
+  ``disabledCipherSuites``: the versions (TLSv1.2 and TLSv1.3 by default, nothing older) and
+  cipher suites offered, resolved in :mod:`.tls_policy`.
 
 Every failure is a :class:`~jmspy.errors.JMSException` (a :class:`JMSSecurityException` when
 the peer's certificate or ours is refused) whose text names the host and the reason.
@@ -45,7 +48,9 @@ def client_context(options: ConnectionOptions) -> ssl.SSLContext:
             f"transport.trustStoreLocation={trust!r} is not a PEM CA bundle: {_reason(exc)}",
             linked=exc,
         ) from None
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    # TLSv1.2 and TLSv1.3 unless transport.enabledProtocols / disabledProtocols /
+    # enabledCipherSuites / disabledCipherSuites narrow them (tls_policy.py, rule SEC-6).
+    options.tls_policy().apply(context)
     if options.trust_all:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
@@ -161,7 +166,28 @@ def _reason(exc: BaseException) -> str:
     return str(exc)
 
 
-def handshake_error(exc: BaseException, where: str, server_hostname: str) -> JMSException:
+def _offered(context: ssl.SSLContext | None) -> str:
+    """The versions a client context offers, e.g. "TLSv1.2-TLSv1.3"."""
+    if context is None:
+        return "?"
+    low, high = (
+        v.name.replace("_", ".") for v in (context.minimum_version, context.maximum_version)
+    )
+    return low if low == high else f"{low}-{high}"
+
+
+# Alerts and errors that mean the two sides have no protocol version, or no cipher suite, in
+# common (the server's alert, or the client's own finding).
+_NO_COMMON_VERSION = ("PROTOCOL_VERSION", "UNSUPPORTED_PROTOCOL", "NO_PROTOCOLS_AVAILABLE")
+_NO_COMMON_SUITE = ("NO_SHARED_CIPHER", "NO_CIPHERS_AVAILABLE", "NO_SUITABLE")
+
+
+def handshake_error(
+    exc: BaseException,
+    where: str,
+    server_hostname: str,
+    context: ssl.SSLContext | None = None,
+) -> JMSException:
     """Map an ssl error of the handshake (or of the first reads, TLS 1.3) to a JMS error."""
     if isinstance(exc, ssl.SSLCertVerificationError):
         detail = exc.verify_message or _reason(exc)
@@ -181,6 +207,21 @@ def handshake_error(exc: BaseException, where: str, server_hostname: str) -> JMS
         )
     if isinstance(exc, ssl.SSLError):
         reason = _reason(exc)
+        if any(marker in reason.upper() for marker in _NO_COMMON_VERSION):
+            return JMSSecurityException(
+                f"TLS to {where}: no protocol version both sides accept: {reason} (this "
+                f"client offers {_offered(context)}: transport.enabledProtocols / "
+                "transport.disabledProtocols)",
+                "TLS_REFUSED",
+                linked=exc,
+            )
+        if any(marker in reason.upper() for marker in _NO_COMMON_SUITE):
+            return JMSSecurityException(
+                f"TLS to {where}: no cipher suite both sides accept: {reason} "
+                "(transport.enabledCipherSuites / transport.disabledCipherSuites)",
+                "TLS_REFUSED",
+                linked=exc,
+            )
         if "CERTIFICATE" in reason.upper() or "ALERT" in reason.upper():
             # An alert from the server, e.g. it requires a client certificate we did not send
             # or does not trust the one we did (TLS 1.3 reports it on the first read).
@@ -208,6 +249,7 @@ class TlsLayer:
         )
         self.server_hostname = server_hostname
         self.where = where
+        self._context = context
         self.handshake_done = False
         self.closed_by_peer = False
 
@@ -218,7 +260,7 @@ class TlsLayer:
         except ssl.SSLWantReadError:
             return False
         except (ssl.SSLError, OSError) as exc:
-            raise handshake_error(exc, self.where, self.server_hostname) from None
+            raise handshake_error(exc, self.where, self.server_hostname, self._context) from None
         self.handshake_done = True
         return True
 
@@ -245,7 +287,9 @@ class TlsLayer:
                 self.closed_by_peer = True
                 break
             except (ssl.SSLError, OSError) as exc:
-                raise handshake_error(exc, self.where, self.server_hostname) from None
+                raise handshake_error(
+                    exc, self.where, self.server_hostname, self._context
+                ) from None
             if not chunk:
                 self.closed_by_peer = True
                 break
@@ -259,7 +303,9 @@ class TlsLayer:
             try:
                 sent = self._obj.write(view)
             except (ssl.SSLError, OSError) as exc:
-                raise handshake_error(exc, self.where, self.server_hostname) from None
+                raise handshake_error(
+                    exc, self.where, self.server_hostname, self._context
+                ) from None
             view = view[sent:]
 
     def outgoing(self) -> bytes:

@@ -22,6 +22,8 @@ class TlsSession:
 
     handshake_error: str | None = None
     client_subject: str | None = None
+    version: str | None = None  # the negotiated protocol, e.g. "TLSv1.3"
+    cipher: str | None = None  # the negotiated suite, OpenSSL's name
     close_notify: bool = False
     ended: threading.Event = field(default_factory=threading.Event)
 
@@ -34,12 +36,16 @@ class TlsRelay:
         *,
         client_ca: Path | None = None,
         plain: bool = False,
+        max_version: ssl.TLSVersion | None = None,
     ) -> None:
         """``client_ca`` set: client certificates are required and checked against it.
-        ``plain``: accept TCP and never answer (a server that does not speak TLS)."""
+        ``plain``: accept TCP and never answer (a server that does not speak TLS).
+        ``max_version``: the newest protocol the relay accepts (an older server)."""
         self._target = ("127.0.0.1", target_port)
         self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self._context.load_cert_chain(str(keystore))
+        if max_version is not None:
+            self._context.maximum_version = max_version
         if client_ca is not None:
             self._context.verify_mode = ssl.CERT_REQUIRED
             self._context.load_verify_locations(str(client_ca))
@@ -97,6 +103,9 @@ class TlsRelay:
                 session.handshake_error = str(exc)
                 conn.close()
                 return
+            session.version = tls.version()
+            negotiated = tls.cipher()
+            session.cipher = negotiated[0] if negotiated else None
             cert = tls.getpeercert()
             if cert:
                 session.client_subject = ",".join(
