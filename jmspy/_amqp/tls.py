@@ -26,6 +26,7 @@ the peer's certificate or ours is refused) whose text names the host and the rea
 
 from __future__ import annotations
 
+import logging
 import os
 import ssl
 import tempfile
@@ -34,6 +35,8 @@ from ..errors import JMSException, JMSSecurityException
 from ..options import ConnectionOptions
 
 _READ_SIZE = 64 * 1024
+
+log = logging.getLogger("jmspy.tls")
 
 
 def client_context(options: ConnectionOptions) -> ssl.SSLContext:
@@ -262,6 +265,13 @@ class TlsLayer:
         except (ssl.SSLError, OSError) as exc:
             raise handshake_error(exc, self.where, self.server_hostname, self._context) from None
         self.handshake_done = True
+        negotiated = self._obj.cipher()
+        log.debug(
+            "TLS to %s: %s, %s",
+            self.where,
+            self._obj.version(),
+            negotiated[0] if negotiated else "?",
+        )
         return True
 
     def feed(self, ciphertext: bytes) -> None:

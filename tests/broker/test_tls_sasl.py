@@ -77,6 +77,39 @@ def test_amqps_round_trip_verifies_the_broker(secure: SecureArtemis, host: str) 
     assert text == "over the wire"
 
 
+@pytest.mark.parametrize(
+    ("options", "agreed"),
+    [
+        ({}, "TLSv1.3, TLS_"),
+        ({"enabled_protocols": "TLSv1.2"}, "TLSv1.2, "),
+        ({"disabled_protocols": "TLSv1.2"}, "TLSv1.3, TLS_"),
+        # Java's name of a suite Artemis (Java's SSLEngine) offers; no TLS 1.3 suite listed,
+        # so TLSv1.2 with exactly that suite (OpenSSL's name in the log).
+        (
+            {"enabled_cipher_suites": "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"},
+            "TLSv1.2, ECDHE-RSA-AES256-GCM-SHA384",
+        ),
+    ],
+    ids=["default", "tls12", "tls13", "java-suite-name"],
+)
+def test_amqps_with_pinned_versions_and_suites(
+    secure: SecureArtemis,
+    options: dict[str, str],
+    agreed: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    url = f"amqps://localhost:{secure.tls_port}"
+    with caplog.at_level(logging.DEBUG, logger="jmspy.tls"):
+        text = _round_trip(
+            url, "admin", "admin", trust_store_location=str(secure.certs.ca), **options
+        )
+    assert text == "over the wire"
+    handshakes = [r.getMessage() for r in caplog.records if r.name == "jmspy.tls"]
+    assert handshakes and all(f"localhost:{secure.tls_port}: {agreed}" in h for h in handshakes), (
+        handshakes
+    )
+
+
 def test_amqps_unknown_ca_is_a_security_exception(secure: SecureArtemis) -> None:
     factory = jmspy.ConnectionFactory(
         f"amqps://localhost:{secure.tls_port}",
@@ -191,7 +224,7 @@ def test_sec_checks_pass_over_tls(secure: SecureArtemis) -> None:
     url = f"amqps://localhost:{secure.tls_port}?transport.trustStoreLocation={secure.certs.ca}"
     results = _sec_results(url, "admin", "admin")
     assert {k: r.outcome for k, r in results.items()} == {
-        f"SEC-{i}": Outcome.PASSED for i in range(1, 6)
+        f"SEC-{i}": Outcome.PASSED for i in range(1, 7)
     }, [(r.check_id, r.summary, r.evidence) for r in results.values()]
     assert "PLAIN" in results["SEC-2"].summary
 
