@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..options import ConnectionOptions, Endpoint
     from .links import _LinkBase
     from .provider import AmqpConnection
+    from .session import AmqpSession
 
 log = logging.getLogger("jmspy.failover")
 
@@ -118,23 +119,37 @@ def recover(conn: AmqpConnection, timeout_s: float) -> list[tuple[_LinkBase, Bas
 
     def work() -> None:
         pending: list[tuple[_LinkBase | None, Completion[None]]] = []
+        recovered: list[AmqpSession] = []
         for session in list(conn._sessions):
             if session.closed:
                 conn._sessions.discard(session)
                 continue
             session._do_recover(pending)
+            recovered.append(session)
         refused: list[tuple[_LinkBase, BaseException]] = []
         remaining = [len(pending)]
+
+        def finish() -> None:
+            # A session the peer ended during the recovery takes every link of it along,
+            # those it had re-attached too: all are refused (see AmqpSession._on_remote_close).
+            for session in recovered:
+                session.recovering = False
+                error = session.ended_in_recovery
+                if error is None:
+                    continue
+                seen = {link for link, _ in refused}
+                refused.extend((link, error) for link in session._links if link not in seen)
+            done.succeed(refused)
 
         def one_done(link: _LinkBase | None, completion: Completion[None]) -> None:
             if completion.error is not None and link is not None:
                 refused.append((link, completion.error))
             remaining[0] -= 1
             if remaining[0] == 0:
-                done.succeed(refused)
+                finish()
 
         if not pending:
-            done.succeed(refused)
+            finish()
         for link, completion in pending:
             completion.add_callback(partial(one_done, link))
 

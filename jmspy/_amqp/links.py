@@ -211,6 +211,13 @@ class _LinkBase:
         log.warning("the peer closed the %s: %s", what, error.reason)
         self._end_for_good(error)
 
+    def fail_pending_attach(self, error: JMSException) -> None:
+        """Engine thread: the attach in flight fails (its session ended during a recovery);
+        the link itself is not failed, a reconnect may re-create it."""
+        attach = self._attach
+        if attach is not None and not attach.done():
+            attach.fail(error)
+
     def _end_for_good(self, error: JMSException) -> None:
         """Engine thread: the link is gone for good while the connection lives on (the peer
         closed it, or a reconnect could not re-create it); fail it, then tell whoever carries

@@ -14,6 +14,7 @@ from ..errors import (
     InvalidDestinationException,
     InvalidSelectorException,
     JMSException,
+    JMSSecurityException,
 )
 from .completion import Completion
 from .links import _attach_size_estimate, _chain, _LinkBase, _shortened
@@ -47,6 +48,10 @@ class AmqpSession:
         self._coordinator: AmqpCoordinator | None = None
         self.closed = False
         self._released = False  # the current proton session let go of (see _release_if_ended)
+        # Between _do_recover and the end of that recovery (failover.recover): a session the
+        # peer ends meanwhile is a refused recovery, settled by the reconnector.
+        self.recovering = False
+        self.ended_in_recovery: JMSException | None = None
 
     def _hold(self, session: Any) -> None:
         """Engine thread: carry proton's ``session``; this object may go on any thread, the
@@ -69,6 +74,19 @@ class AmqpSession:
 
     def _on_remote_close(self) -> None:
         error = error_for_condition(self._proton.remote_condition, JMSException, "session ended")
+        if self.recovering and not isinstance(error, JMSSecurityException):
+            # The peer ended the session while it was being re-created after a reconnect
+            # (RabbitMQ 3.x ends the session when an attach names a queue not back yet): a
+            # refusal of the recovery like a refused link. Only the pending begin and attaches
+            # fail here; the reconnector reconnects again with every link of the session, or
+            # fails them for good (failover.recover).
+            self.ended_in_recovery = error
+            if self._begin is not None:
+                self._begin.fail(error)
+            for link in list(self._links):
+                link.fail_pending_attach(error)
+            self._release_if_ended()
+            return
         self._on_connection_failed(error)
         self._release_if_ended()
 
@@ -145,6 +163,8 @@ class AmqpSession:
         self._released = False
         session.jmspy_ctx = self
         session.open()
+        self.recovering = True
+        self.ended_in_recovery = None
         pending.append((None, begun))
         for link in list(self._links):
             if link.closed or link.failure is not None:

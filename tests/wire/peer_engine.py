@@ -396,6 +396,12 @@ class _PeerConnection:
         if script.hang:
             state.hung = True
             return
+        if script.end_session is not None:
+            # No answer to the attach: the whole session ends with the error instead.
+            session = link.session
+            session.condition = Condition(*script.end_session)
+            session.close()
+            return
         # Our terminus that names the node: source when we send, target when we receive.
         source_sent = attach is not None and attach.source is not None
         target_sent = attach is not None and attach.target is not None

@@ -374,6 +374,8 @@ class LinkScript:
     ``refuse``: (condition, description). Answer with a null target (client sender) or null
     source (client receiver), then detach closed with that error, as brokers do for a missing
     node. ``close_with``: echo the attach normally, then detach closed with that error.
+    ``end_session``: (condition, description). Do not answer the attach; end its session
+    with that error instead (RabbitMQ 3.x's AMQP 1.0 plugin does so for a missing queue).
     ``hang``: never answer the attach. ``answer_drain``: when False a drain request is ignored.
     ``dynamic_address``: address assigned to a dynamic terminus (generated when None).
     """
@@ -384,6 +386,7 @@ class LinkScript:
     extra_capabilities: Sequence[str] = ()
     refuse: tuple[str, str | None] | None = None
     close_with: tuple[str, str | None] | None = None
+    end_session: tuple[str, str | None] | None = None
     hang: bool = False
     answer_drain: bool = True
     dynamic_address: str | None = None

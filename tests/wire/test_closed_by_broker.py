@@ -313,3 +313,93 @@ def test_a_re_attach_left_unanswered_after_a_reconnect_is_redone_on_the_next_one
     wait_until(lambda: got == ["after the silence"], what="the message after the silence")
     _listener_threads_done()
     assert heard.closed == [] and heard.failures == []
+
+
+def test_a_session_the_peer_ends_on_a_re_attach_is_recovered_on_the_next_reconnect(
+    make_peer: Any, clients: Clients
+) -> None:
+    """RabbitMQ 3.x's AMQP 1.0 plugin answers an attach to a queue that is not back yet by
+    ending the whole session (amqp:not-found). During a recovery that is a refusal like a
+    detached link: the transport is dropped and the next reconnect re-creates the session with
+    every link of it, the producer that had re-attached fine included; nothing is reported
+    closed."""
+
+    def scripts(attach: AttachRecord) -> LinkScript | None:
+        if attach.conn == 1 and attach.address == "q":
+            return LinkScript(end_session=("amqp:not-found", "NOT_FOUND - no queue 'q'"))
+        return None
+
+    peer = make_peer(links=scripts)
+    url = f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+    connection = clients.track(clients.factory(url).createConnection())
+    heard = Heard()
+    connection.setConnectionListener(heard)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("out"))
+    got: list[str] = []
+    consumer = session.createConsumer(session.createQueue("q"))
+    consumer.setMessageListener(lambda message: got.append(message.getBody(str)))
+    connection.start()
+    wire_barrier(connection)
+
+    peer.drop(reset=True)
+
+    assert heard.restored.wait(10), "not restored"
+    assert len(peer.connections) == 3  # the recovery whose session was ended was redone
+    peer.enqueue("q", AmqpMessage(body="after the ended session"))
+    wait_until(lambda: got == ["after the ended session"], what="the message after it")
+    producer.send(session.createTextMessage("sent after it"))
+    assert [t.conn for t in peer.wait_for_transfers(1)] == [2]
+    _listener_threads_done()
+    assert heard.closed == [] and heard.failures == []
+
+
+def test_a_session_ended_on_every_re_attach_fails_its_links_after_the_bound(
+    make_peer: Any, clients: Clients
+) -> None:
+    """The session ended on every reconnect: after failover.maxRecoveryRefusals further
+    reconnects the end is taken as the broker's answer, and every link of that session (the
+    producer the peer had re-attached too: its session is gone) is reported closed; another
+    session's consumer is restored."""
+
+    def scripts(attach: AttachRecord) -> LinkScript | None:
+        if attach.conn > 0 and attach.address == "gone":
+            return LinkScript(end_session=("amqp:not-found", "NOT_FOUND - no queue 'gone'"))
+        return None
+
+    peer = make_peer(links=scripts)
+    url = (
+        f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+        "&failover.maxRecoveryRefusals=2"
+    )
+    connection = clients.track(clients.factory(url).createConnection())
+    heard = Heard()
+    connection.setConnectionListener(heard)
+    ended = connection.createSession()
+    producer = ended.createProducer(ended.createQueue("out"))
+    lost = ended.createConsumer(ended.createQueue("gone"))
+    lost.setMessageListener(lambda message: None)
+    other = connection.createSession()
+    kept = other.createConsumer(other.createQueue("kept"))
+    got: list[str] = []
+    kept.setMessageListener(lambda message: got.append(message.getBody(str)))
+    connection.start()
+    wire_barrier(connection)
+
+    peer.drop(reset=True)
+
+    assert heard.restored.wait(10), "not restored"
+    wait_until(lambda: len(heard.closed) == 2, what="both links of the ended session closed")
+    assert {(kind, id(which)) for kind, which, _, _ in heard.closed} == {
+        ("consumer", id(lost)),
+        ("producer", id(producer)),
+    }
+    assert all("no queue 'gone'" in str(exception) for _, _, exception, _ in heard.closed)
+    # Ended twice more (the bound) before the third end is the broker's answer.
+    assert len(peer.connections) == 4
+    peer.enqueue("kept", AmqpMessage(body="still here"))
+    wait_until(lambda: got == ["still here"], what="the other session's consumer")
+    with pytest.raises(jmspy.JMSException):
+        producer.send(ended.createTextMessage("nowhere"))
+    _listener_threads_done()
+    assert heard.failures == []
