@@ -59,9 +59,6 @@ class TlsPolicy:
             context.set_ciphers(self.ciphers)
 
 
-DEFAULT_POLICY = TlsPolicy(OFFERED_PROTOCOLS, None)
-
-
 def resolve(
     enabled_protocols: str | None,
     disabled_protocols: str | None,
