@@ -134,16 +134,16 @@ def test_closes_by_the_application_and_a_lost_connection_are_not_reported_there(
     assert heard.closed == []
 
 
-def test_a_consumer_failover_cannot_re_create_is_reported_and_the_rest_is_restored(
-    make_peer: Any, clients: Clients
-) -> None:
-    """After the reconnect the peer refuses the consumer's queue (a node that came back
-    without it): that consumer is reported closed; the connection and the other consumer
-    are restored."""
+def _gone_after_reconnect(
+    make_peer: Any, clients: Clients, script: LinkScript
+) -> tuple[ScriptedPeer, Any, Heard]:
+    """A peer that answers every re-attach to queue 'gone' with ``script`` (the first connect
+    is answered normally), and a failover connection to it (failover.maxRecoveryRefusals=2)
+    whose connection listener is the returned Heard."""
 
     def scripts(attach: AttachRecord) -> LinkScript | None:
         if attach.conn > 0 and attach.address == "gone":
-            return LinkScript(refuse=("amqp:not-found", "no queue 'gone'"))
+            return script
         return None
 
     peer = make_peer(links=scripts)
@@ -154,6 +154,19 @@ def test_a_consumer_failover_cannot_re_create_is_reported_and_the_rest_is_restor
     connection = clients.track(clients.factory(url).createConnection())
     heard = Heard()
     connection.setConnectionListener(heard)
+    return peer, connection, heard
+
+
+def test_a_consumer_failover_cannot_re_create_is_reported_and_the_rest_is_restored(
+    make_peer: Any, clients: Clients
+) -> None:
+    """After the reconnect the peer refuses the consumer's queue (a node that came back
+    without it): that consumer is reported closed; the connection and the other consumer
+    are restored."""
+
+    peer, connection, heard = _gone_after_reconnect(
+        make_peer, clients, LinkScript(refuse=("amqp:not-found", "no queue 'gone'"))
+    )
     session = connection.createSession()
     lost = session.createConsumer(session.createQueue("gone"))
     kept = session.createConsumer(session.createQueue("kept"))
@@ -362,19 +375,11 @@ def test_a_session_ended_on_every_re_attach_fails_its_links_after_the_bound(
     producer the peer had re-attached too: its session is gone) is reported closed; another
     session's consumer is restored."""
 
-    def scripts(attach: AttachRecord) -> LinkScript | None:
-        if attach.conn > 0 and attach.address == "gone":
-            return LinkScript(end_session=("amqp:not-found", "NOT_FOUND - no queue 'gone'"))
-        return None
-
-    peer = make_peer(links=scripts)
-    url = (
-        f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
-        "&failover.maxRecoveryRefusals=2"
+    peer, connection, heard = _gone_after_reconnect(
+        make_peer,
+        clients,
+        LinkScript(end_session=("amqp:not-found", "NOT_FOUND - no queue 'gone'")),
     )
-    connection = clients.track(clients.factory(url).createConnection())
-    heard = Heard()
-    connection.setConnectionListener(heard)
     ended = connection.createSession()
     producer = ended.createProducer(ended.createQueue("out"))
     lost = ended.createConsumer(ended.createQueue("gone"))

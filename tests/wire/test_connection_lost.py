@@ -37,10 +37,9 @@ def _reset_connections(peer: ScriptedPeer) -> None:
     peer.drop()
 
 
-def test_reset_mid_stream_is_reported_as_connection_lost(
-    peer: ScriptedPeer, clients: Clients
-) -> None:
-    connection = clients.connect(peer)
+def _hear_failures(connection: jmspy.Connection) -> tuple[list[JMSException], threading.Event]:
+    """The exceptions ``connection``'s exception listener is given, and an event set at the
+    first."""
     heard: list[JMSException] = []
     failed = threading.Event()
 
@@ -49,6 +48,14 @@ def test_reset_mid_stream_is_reported_as_connection_lost(
         failed.set()
 
     connection.setExceptionListener(on_exception)
+    return heard, failed
+
+
+def test_reset_mid_stream_is_reported_as_connection_lost(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    connection = clients.connect(peer)
+    heard, failed = _hear_failures(connection)
     connection.start()
     session = connection.createSession()
     session.createConsumer(session.createQueue("q"))
@@ -129,14 +136,7 @@ def test_socket_closed_without_an_amqp_close_says_so(peer: ScriptedPeer, clients
     does, is a lost connection: proton's "framing error" condition for it is kept as the error
     code, the text says what happened."""
     connection = clients.connect(peer)
-    heard: list[JMSException] = []
-    failed = threading.Event()
-
-    def on_exception(exc: JMSException) -> None:
-        heard.append(exc)
-        failed.set()
-
-    connection.setExceptionListener(on_exception)
+    heard, failed = _hear_failures(connection)
     connection.start()
 
     peer.drop()
