@@ -15,6 +15,14 @@ Workloads, each client on a fresh queue, 1 KiB BytesMessages, AUTO_ACKNOWLEDGE:
 * ``batch``    jmspy only: a BatchMessageListener with batches of 100 (its ratio is to jmspy's
   MessageListener of the same round).
 
+A fourth client, ``proton-c``, runs the ``receive`` workload only: a consumer in C on Proton's
+proactor (``benchmarks/native/receive.c``, built on first use), which decodes and accepts each
+message like the others but has no Python and no JMS layer. Its rate is the receive ceiling of
+this broker on this machine, and ``jmspy / proton-c`` shows how much of it each jmspy receive
+path reaches. Without a C compiler and Proton's C library (``apt-get install
+libqpid-proton11-dev``) its rows are left out and the output says why; ``--no-native`` leaves
+them out too.
+
 Rounds are interleaved (every workload for every client, the client order rotating per round),
 so the ratios compare runs made under the same load; they are printed as medians over the rounds
 with their spread. Every run moves ``--warmup`` untimed messages first. The Qpid JMS program
@@ -38,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 try:
+    import native_receiver
     import qpid_jms
     from _common import (
         BenchmarkError,
@@ -64,7 +73,7 @@ except ImportError as exc:  # pragma: no cover - a broken environment, said plai
     raise SystemExit(2) from exc
 
 WORKLOADS = ("send-np", "send-p", "receive", "listener", "batch")
-CLIENTS = ("qpid-jms", "jmspy", "proton")
+CLIENTS = ("qpid-jms", "jmspy", "proton", "proton-c")
 PREFETCH = 1000
 BATCH_SIZE = 100
 BATCH_TIMEOUT_MS = 20
@@ -112,6 +121,9 @@ class Settings:
     size: int
     java: qpid_jms.QpidJmsProgram
     say: Callable[[str], None]
+    native: native_receiver.NativeReceiver = field(
+        default_factory=lambda: native_receiver.NativeReceiver(None, "not asked for")
+    )
 
     @property
     def payload(self) -> bytes:
@@ -314,6 +326,13 @@ def proton_receive_run(s: Settings, address: str, count: int) -> Run:
 # ------------------------------------------------------------------------------- Qpid JMS
 
 
+def native_receive_run(s: Settings, address: str, count: int) -> Run:
+    seconds, cpu_s = s.native.receive(
+        s.info, address, s.warmup, count, PREFETCH, s.size, CLIENT_TIMEOUT_S
+    )
+    return Run(count, Timing(seconds, cpu_s))
+
+
 def _java_run(result: dict[str, Any], count: int) -> Run:
     if result.get("count") != count:
         raise BenchmarkError(f"Qpid JMS reported {result.get('count')} messages, not {count}")
@@ -377,6 +396,8 @@ def run_one(s: Settings, workload: str, client: str) -> Run | None:
         send = {"qpid-jms": java_send, "jmspy": jmspy_send, "proton": proton_send_run}[client]
         run = send(s, address, count, persistent)
         return _checked(s, f"{client} {workload}", address, s.warmup + count, run)
+    if client == "proton-c" and (workload != "receive" or s.native.path is None):
+        return None  # the receive ceiling only (its listener row repeats it)
     if workload == "batch" and client != "jmspy":
         return None
     if workload == "listener" and client == "proton":
@@ -386,6 +407,8 @@ def run_one(s: Settings, workload: str, client: str) -> Run | None:
         run = java_receive(s, address, s.count, listener=workload == "listener")
     elif client == "proton":
         run = proton_receive_run(s, address, s.count)
+    elif client == "proton-c":
+        run = native_receive_run(s, address, s.count)
     elif workload == "receive":
         run = jmspy_receive(s, address, s.count)
     else:
@@ -402,8 +425,8 @@ class Results:
         self.runs.setdefault((workload, client), []).append(run)
 
     def get(self, workload: str, client: str) -> list[Run]:
-        if workload == "listener" and client == "proton":
-            return self.runs.get(("receive", "proton"), [])
+        if workload == "listener" and client in ("proton", "proton-c"):
+            return self.runs.get(("receive", client), [])
         return self.runs.get((workload, client), [])
 
 
@@ -442,7 +465,8 @@ def _cpu_stat() -> tuple[int, int] | None:
 def run_rounds(s: Settings, workloads: list[str], rounds: int) -> Results:
     results = Results()
     for round_no in range(rounds):
-        order = CLIENTS[round_no % 3 :] + CLIENTS[: round_no % 3]
+        turn = round_no % len(CLIENTS)
+        order = CLIENTS[turn:] + CLIENTS[:turn]
         for workload in workloads:
             for client in order:
                 s.say(f"round {round_no + 1}/{rounds}: {workload} {client} ...")
@@ -468,7 +492,9 @@ def table(results: Results, workloads: list[str]) -> str:
             if not runs:
                 continue
             label = client + (
-                " (= receive)" if workload == "listener" and client == "proton" else ""
+                " (= receive)"
+                if workload == "listener" and client in ("proton", "proton-c")
+                else ""
             )
             cells = [
                 workload,
@@ -489,6 +515,9 @@ def table(results: Results, workloads: list[str]) -> str:
 
 def ratio_table(results: Results, workloads: list[str]) -> str:
     headers = ["workload", "jmspy / Qpid JMS", "jmspy / proton", "CPU: jmspy / Qpid JMS"]
+    native = results.get("receive", "proton-c")
+    if native:
+        headers.append("jmspy / proton-c")
     rows = []
     for workload in workloads:
         jm = results.get(workload, "jmspy")
@@ -498,17 +527,21 @@ def ratio_table(results: Results, workloads: list[str]) -> str:
                 [f"batch {BATCH_SIZE} / MessageListener", median_spread(_ratios(jm, base), ".2f")]
             )
             rows[-1] += ["", ""]
-            continue
-        java, proton = results.get(workload, "qpid-jms"), results.get(workload, "proton")
-        cpu = [x.cpu_us / y.cpu_us for x, y in zip(jm, java, strict=False) if y.cpu_us > 0]
-        rows.append(
-            [
-                workload,
-                median_spread(_ratios(jm, java), ".2f"),
-                median_spread(_ratios(jm, proton), ".2f"),
-                median_spread(cpu, ".2f"),
-            ]
-        )
+        else:
+            java, proton = results.get(workload, "qpid-jms"), results.get(workload, "proton")
+            cpu = [x.cpu_us / y.cpu_us for x, y in zip(jm, java, strict=False) if y.cpu_us > 0]
+            rows.append(
+                [
+                    workload,
+                    median_spread(_ratios(jm, java), ".2f"),
+                    median_spread(_ratios(jm, proton), ".2f"),
+                    median_spread(cpu, ".2f"),
+                ]
+            )
+        if native:
+            # Every receive path against the C consumer's receive of the same round.
+            receives = workload in ("receive", "listener", "batch")
+            rows[-1].append(median_spread(_ratios(jm, native), ".2f") if receives else "")
     return format_table(headers, rows)
 
 
@@ -546,6 +579,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--workloads", type=_workloads, default=list(WORKLOADS), help=",".join(WORKLOADS)
     )
     parser.add_argument(
+        "--no-native",
+        action="store_true",
+        help="leave out the C consumer (proton-c) that measures the receive ceiling",
+    )
+    parser.add_argument(
         "--profile",
         choices=WORKLOADS,
         default=None,
@@ -564,6 +602,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         jar = qpid_jms.build()
         say(f"Qpid JMS benchmark program {'cached' if jar.cached else 'built'}: {jar.jar}")
+        native = native_receiver.NativeReceiver(None, "--no-native")
+        if not args.no_native and "receive" in args.workloads:
+            native = native_receiver.build()
+            if native.path is None:
+                say(f"no proton-c receive (the receive ceiling): {native.missing}")
+            else:
+                say(f"C receiver {'cached' if native.cached else 'built'}: {native.path}")
         with broker(say) as info, qpid_jms.QpidJmsProgram(jar, info) as java:
             settings = Settings(
                 info=info,
@@ -573,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
                 size=args.size,
                 java=java,
                 say=say,
+                native=native,
             )
             identity = broker_identity(info)
             load = MachineLoad()
@@ -610,9 +656,13 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(ratio_table(results, args.workloads))
     print()
+    if native.path is None and "receive" in args.workloads:
+        print(f"no proton-c rows (the receive ceiling): {native.missing}")
     print(
         "median [min-max] over the rounds; ratios are per round (same load), then the median.\n"
-        "CPU us/msg: the client process's CPU over the timed part per message (all threads)."
+        "CPU us/msg: the client process's CPU over the timed part per message (all threads).\n"
+        "proton-c: a consumer in C on Proton's proactor (benchmarks/native/receive.c): how fast\n"
+        "this broker hands one consumer its messages when the client costs next to nothing."
     )
     if profile is not None:
         profile.report(f"jmspy {args.profile}", 30, "tottime")
