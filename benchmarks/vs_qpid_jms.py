@@ -387,8 +387,19 @@ def _prefilled(s: Settings, count: int) -> str:
     )
 
 
+def runs_workload(s: Settings, workload: str, client: str) -> bool:
+    """Whether ``client`` has a run of its own for ``workload``."""
+    if client == "proton-c":
+        return workload == "receive" and s.native.path is not None  # the receive ceiling
+    if workload == "batch":
+        return client == "jmspy"
+    return not (workload == "listener" and client == "proton")  # it repeats receive
+
+
 def run_one(s: Settings, workload: str, client: str) -> Run | None:
     """One timed run; None where the client has no such workload."""
+    if not runs_workload(s, workload, client):
+        return None
     if workload in ("send-np", "send-p"):
         persistent = workload == "send-p"
         count = s.persistent_count if persistent else s.count
@@ -396,12 +407,6 @@ def run_one(s: Settings, workload: str, client: str) -> Run | None:
         send = {"qpid-jms": java_send, "jmspy": jmspy_send, "proton": proton_send_run}[client]
         run = send(s, address, count, persistent)
         return _checked(s, f"{client} {workload}", address, s.warmup + count, run)
-    if client == "proton-c" and (workload != "receive" or s.native.path is None):
-        return None  # the receive ceiling only (its listener row repeats it)
-    if workload == "batch" and client != "jmspy":
-        return None
-    if workload == "listener" and client == "proton":
-        return None  # the proton column repeats the receive figure
     address = _prefilled(s, s.count)
     if client == "qpid-jms":
         run = java_receive(s, address, s.count, listener=workload == "listener")
@@ -469,6 +474,8 @@ def run_rounds(s: Settings, workloads: list[str], rounds: int) -> Results:
         order = CLIENTS[turn:] + CLIENTS[:turn]
         for workload in workloads:
             for client in order:
+                if not runs_workload(s, workload, client):
+                    continue
                 s.say(f"round {round_no + 1}/{rounds}: {workload} {client} ...")
                 run = run_one(s, workload, client)
                 if run is not None:
