@@ -56,6 +56,11 @@ class JavaType(enum.Enum):
     # return it; it is re-encoded unchanged if the message is sent on.
     OBJECT = "Object"
 
+    # Members are singletons compared by identity, so identity is a consistent hash; Enum's
+    # own __hash__ is a Python function, and the codec looks a writer up by JavaType for every
+    # property it encodes.
+    __hash__ = object.__hash__
+
 
 _BOOLEAN = JavaType.BOOLEAN
 _BYTE = JavaType.BYTE
