@@ -323,14 +323,18 @@ def proton_receive_run(s: Settings, address: str, count: int) -> Run:
     return Run(count, receiver.timing)
 
 
-# ------------------------------------------------------------------------------- Qpid JMS
+# ------------------------------------------------------------------------------ proton-c
 
 
 def native_receive_run(s: Settings, address: str, count: int) -> Run:
+    """The C consumer's receive of ``count`` messages after the warm-up (the ceiling)."""
     seconds, cpu_s = s.native.receive(
         s.info, address, s.warmup, count, PREFETCH, s.size, CLIENT_TIMEOUT_S
     )
     return Run(count, Timing(seconds, cpu_s))
+
+
+# ------------------------------------------------------------------------------- Qpid JMS
 
 
 def _java_run(result: dict[str, Any], count: int) -> Run:
