@@ -102,7 +102,7 @@ def build() -> NativeReceiver:
         )
         if done.returncode != 0:
             reason = done.stderr.strip().splitlines()
-            if any(HEADER in line for line in reason) or any("qpid-proton" in r for r in reason):
+            if any(HEADER in line or "qpid-proton" in line for line in reason):
                 return NativeReceiver(None, f"no Proton C library or headers; {INSTALL_HINT}")
             return NativeReceiver(None, f"{compiler} failed: {' / '.join(reason[-3:])}")
         built.replace(target)  # same directory: atomic, so a concurrent run sees all or nothing

@@ -48,6 +48,12 @@ static void check(const char *what, pn_condition_t *cond) {
   }
 }
 
+/* The peer closed an endpoint: say why (if it said), and close the connection. */
+static void closed_by_peer(pn_event_t *event, const char *what, pn_condition_t *cond) {
+  check(what, cond);
+  pn_connection_close(pn_event_connection(event));
+}
+
 static void open_receiver(pn_connection_t *connection) {
   pn_connection_set_container(connection, "jmspy-benchmark-native-receive");
   pn_connection_set_user(connection, user);
@@ -120,16 +126,13 @@ static int handle(pn_event_t *event) {
     check("transport", pn_transport_condition(pn_event_transport(event)));
     break;
   case PN_CONNECTION_REMOTE_CLOSE:
-    check("connection", pn_connection_remote_condition(pn_event_connection(event)));
-    pn_connection_close(pn_event_connection(event));
+    closed_by_peer(event, "connection", pn_connection_remote_condition(pn_event_connection(event)));
     break;
   case PN_SESSION_REMOTE_CLOSE:
-    check("session", pn_session_remote_condition(pn_event_session(event)));
-    pn_connection_close(pn_event_connection(event));
+    closed_by_peer(event, "session", pn_session_remote_condition(pn_event_session(event)));
     break;
   case PN_LINK_REMOTE_CLOSE:
-    check("link", pn_link_remote_condition(pn_event_link(event)));
-    pn_connection_close(pn_event_connection(event));
+    closed_by_peer(event, "link", pn_link_remote_condition(pn_event_link(event)));
     break;
   case PN_PROACTOR_INACTIVE:
     return 0;
