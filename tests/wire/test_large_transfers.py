@@ -1,8 +1,10 @@
 """Messages far larger than a socket's buffers, both ways, byte for byte.
 
-A write the socket takes only part of keeps the rest for the engine's next turn, a read takes
-at most the room proton's input has: a message of several MiB crosses many partial writes and
-many reads, and must arrive whole and in order with what follows it.
+A write the socket takes only part of keeps the rest for the engine's next turn; a read takes
+up to 64 KiB, which the engine hands to proton piece by piece as its input buffer (8 KiB at
+first) makes room. A message of several MiB crosses many partial writes and many reads, and a
+run of small messages many pieces of one read, frames cut anywhere between them: each must
+arrive whole and in order with what follows it.
 """
 
 from __future__ import annotations
@@ -64,3 +66,25 @@ def test_a_message_larger_than_the_socket_buffers_is_received_whole(
     assert received.getBodyLength() == SIZE
     assert received.getBody(bytes) == body
     assert after is not None and after.getBody(str) == "after"
+
+
+def test_a_run_of_messages_larger_than_protons_input_arrives_whole_and_in_order(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    # 300 transfers of a little over 1 KiB, sent as one burst once the consumer's credit
+    # arrives: a socket read then holds several 8 KiB pieces with frames cut across them.
+    bodies = [os.urandom(1024 + n % 7) for n in range(300)]
+    for body in bodies:
+        peer.enqueue("q", AmqpMessage(body=body))
+    connection = clients.connect(peer, start=True)
+    session = connection.createSession(AUTO_ACKNOWLEDGE)
+    consumer = session.createConsumer(session.createQueue("q"))
+
+    received = []
+    for _ in bodies:
+        message = consumer.receive(RECEIVE_MS)
+        assert isinstance(message, BytesMessage)
+        received.append(message.getBody(bytes))
+
+    assert received == bodies
+    assert consumer.receiveNoWait() is None
