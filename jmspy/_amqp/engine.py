@@ -58,11 +58,11 @@ frame_log = logging.getLogger("jmspy.frames")
 T = TypeVar("T")
 
 _REAP_INTERVAL_S = 0.1
-# One socket read of the engine's loop at most: about 60 messages of 1 KiB, so that one turn
-# does not hold the first of them back much longer than reading one would (a turn spends
-# 10-15 us of Python per message).
-SOCKET_READ_BYTES = 64 * 1024
 _REAP_WAKE_S = 0.5
+# One socket read of the engine's loop at most: about 60 messages of 1 KiB, so that one turn
+# does not hold the first of them back much longer than reading seven would (a turn spends
+# about 10 us of Python per message).
+SOCKET_READ_BYTES = 64 * 1024
 
 
 class SharedLoop(Protocol):
@@ -599,8 +599,9 @@ class Engine(ConnectPreamble):
 
     def _push_input(self, data: bytes | bytearray) -> None:
         """Give proton as much of ``data`` as it takes, piece by piece (each push reads the
-        frames in it and frees the buffer again); what it cannot take yet (a frame larger
-        than its buffer so far) waits in ``_plain_in`` for the next turn."""
+        frames in it and frees the buffer again, and proton grows the buffer when a frame
+        needs more); what it does not take (its input closed, or its buffer at the largest
+        frame it allows) stays in ``_plain_in``, to be pushed when it has room."""
         transport = self.transport
         ref = self._transport_ref
         size = len(data)
