@@ -40,6 +40,12 @@ static double seconds(clockid_t clock) {
   return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* The timed part starts here. */
+static void start_clock(void) {
+  started_s = seconds(CLOCK_MONOTONIC);
+  started_cpu_s = seconds(CLOCK_PROCESS_CPUTIME_ID);
+}
+
 static void check(const char *what, pn_condition_t *cond) {
   if (pn_condition_is_set(cond)) {
     fprintf(stderr, "receive: %s: %s: %s\n", what, pn_condition_get_name(cond),
@@ -93,10 +99,7 @@ static int take(pn_delivery_t *delivery) {
   pn_delivery_update(delivery, PN_ACCEPTED);
   pn_delivery_settle(delivery);
   if (pn_link_credit(link) < window / 2) pn_link_flow(link, window - pn_link_credit(link));
-  if (++received == warmup) {
-    started_s = seconds(CLOCK_MONOTONIC);
-    started_cpu_s = seconds(CLOCK_PROCESS_CPUTIME_ID);
-  }
+  if (++received == warmup) start_clock();
   if (received == warmup + count) {
     printf("{\"count\": %d, \"seconds\": %.6f, \"cpu_s\": %.6f}\n", count,
            seconds(CLOCK_MONOTONIC) - started_s,
@@ -164,10 +167,7 @@ int main(int argc, char **argv) {
   char addr[PN_MAX_ADDR];
   pn_proactor_addr(addr, sizeof addr, argv[1], argv[2]);
   pn_proactor_connect2(proactor, NULL, NULL, addr);
-  if (warmup == 0) { /* no warm-up: the timed part starts with the connection */
-    started_s = seconds(CLOCK_MONOTONIC);
-    started_cpu_s = seconds(CLOCK_PROCESS_CPUTIME_ID);
-  }
+  if (warmup == 0) start_clock(); /* no warm-up: timed from the connection on */
   for (int going = 1; going;) {
     pn_event_batch_t *events = pn_proactor_wait(proactor);
     for (pn_event_t *e = pn_event_batch_next(events); e && going; e = pn_event_batch_next(events))
