@@ -453,8 +453,8 @@ _MORE_RULES = _rules(
     Rule(
         id="JMS-3",
         title="createContext refuses an invalid session mode",
-        text="ConnectionFactory.createContext(sessionMode) with a mode other than 0..3 raises "
-        "JMSRuntimeException.",
+        text="ConnectionFactory.createContext(sessionMode) with a mode other than 0..3 and 101 "
+        "(INDIVIDUAL_ACKNOWLEDGE, rule JMS-67) raises JMSRuntimeException.",
         source="JMS 2.0 ConnectionFactory javadoc (checklist 3)",
         level="client",
     ),
@@ -535,7 +535,7 @@ _MORE_RULES = _rules(
     Rule(
         id="JMS-16",
         title="createSession validates the session mode",
-        text="createSession with a mode other than 0..3, or createSession(false, "
+        text="createSession with a mode other than 0..3 and 101 (JMS-67), or createSession(false, "
         "SESSION_TRANSACTED), raises JMSException; createSession() is AUTO_ACKNOWLEDGE.",
         source="JMS 2.0 Connection javadoc (checklist 16)",
         level="client",
@@ -780,6 +780,16 @@ _MORE_RULES = _rules(
         level="broker",
         capabilities=("selectors",),
     ),
+    Rule(
+        id="JMS-67",
+        title="INDIVIDUAL_ACKNOWLEDGE: acknowledge() settles that message only",
+        text="A session created with mode 101 (INDIVIDUAL_ACKNOWLEDGE, Qpid JMS's extension) "
+        "settles only the message acknowledge() is called on; recover() delivers again, marked "
+        "redelivered, only the messages not acknowledged; JMSContext.acknowledge() does nothing "
+        "in this mode.",
+        source="Qpid JMS INDIVIDUAL_ACKNOWLEDGE session mode (JmsSession, JmsAcknowledgeCallback)",
+        level="client",
+    ),
     # -- the JMS <-> AMQP wire mapping
     Rule(
         id="WM-1",
@@ -912,6 +922,17 @@ _MORE_RULES = _rules(
         "and for no body without a content type, and an ObjectMessage for amqp-value of any "
         "other value (a map included) or amqp-sequence.",
         source=f"{AMQP_MAPPING} (AmqpCodec and the message facades)",
+        level="wire",
+    ),
+    Rule(
+        id="WM-16",
+        title="JMS_AMQP_ACK_TYPE chooses the outcome of acknowledge()",
+        text="In CLIENT_ACKNOWLEDGE and INDIVIDUAL_ACKNOWLEDGE sessions, acknowledge() on a "
+        "message whose JMS_AMQP_ACK_TYPE is 1, 2, 3, 4 or 5 settles with accepted, rejected, "
+        "released, modified(delivery-failed) or modified(delivery-failed, undeliverable-here); "
+        "without it, accepted. Setting it in another mode, or to another value, raises "
+        "JMSException.",
+        source=f"{AMQP_MAPPING} (JmsAcknowledgeCallback, AmqpConsumer.handleDisposition)",
         level="wire",
     ),
 )

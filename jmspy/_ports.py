@@ -76,8 +76,8 @@ class SessionPort:
     end_listener_delivery: Callable[[], None]
     take_recover_request: Callable[[], bool]
     # Acknowledgement and transactions.
+    # track_unacked also points the message's acknowledge() at what settles it.
     track_unacked: Callable[[InboundDelivery], None]
-    acknowledge: Callable[[], None]
     forget_unacked: Callable[[MessageConsumer], list[InboundDelivery]]
     txn_for_work: Callable[[], tuple[bytes, int]]
     on_txn_failure: Callable[..., None]

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery
 from ._modes import (
+    ACKNOWLEDGED_BY_APPLICATION,
     AUTO_ACKNOWLEDGE,
-    CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
@@ -115,10 +115,9 @@ class BatchDelivery:
         session = self._port
         mode = session.mode
         messages = [inbound.message for inbound in batch]
-        if mode == CLIENT_ACKNOWLEDGE:
+        if mode in ACKNOWLEDGED_BY_APPLICATION:
             for inbound in batch:
                 session.track_unacked(inbound)
-                inbound.message.set_acknowledge_callback(session.acknowledge)
         elif mode == SESSION_TRANSACTED:
             self._receiver.settle_many(batch, "accepted", txn_id=session.txn_for_work()[0])
         failed = False

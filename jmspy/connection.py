@@ -15,7 +15,9 @@ from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the o
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
+    INDIVIDUAL_ACKNOWLEDGE,
     SESSION_TRANSACTED,
+    VALID_MODES_TEXT,
 )
 from ._ports import ConnectionPort, SessionHooks
 from ._provider import Provider, ProviderSession
@@ -46,6 +48,7 @@ __all__ = [
     "AUTO_ACKNOWLEDGE",
     "CLIENT_ACKNOWLEDGE",
     "DUPS_OK_ACKNOWLEDGE",
+    "INDIVIDUAL_ACKNOWLEDGE",
     "SESSION_TRANSACTED",
     "ExceptionListener",
     "ConnectionListener",
@@ -473,10 +476,7 @@ class Connection(ConnectionTwins):
         else:
             raise JMSException(f"createSession takes at most 2 arguments, got {len(args)}")
         if mode not in ACKNOWLEDGE_MODES:
-            raise JMSException(
-                f"invalid session mode {mode!r}: use AUTO_ACKNOWLEDGE (1), CLIENT_ACKNOWLEDGE (2), "
-                "DUPS_OK_ACKNOWLEDGE (3) or SESSION_TRANSACTED (0)"
-            )
+            raise JMSException(f"invalid session mode {mode!r}: {VALID_MODES_TEXT} [rule JMS-16]")
         amqp = self._ensure_open()
         session = Session(self, amqp, mode, next(self._session_seq), self._port)
         self._sessions.append(session)

@@ -15,8 +15,8 @@ from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profil
 from ._async_receive import AsyncReceiveSupport
 from ._limits import check_receive_timeout
 from ._modes import (
+    ACKNOWLEDGED_BY_APPLICATION,
     AUTO_ACKNOWLEDGE,
-    CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
@@ -344,9 +344,8 @@ class MessageConsumer(
         session = self._port
         mode = session.mode
         message = inbound.message
-        if mode == CLIENT_ACKNOWLEDGE:
+        if mode in ACKNOWLEDGED_BY_APPLICATION:
             session.track_unacked(inbound)
-            message.set_acknowledge_callback(session.acknowledge)
         elif mode == SESSION_TRANSACTED:
             self._receiver.settle(inbound, "accepted", txn_id=session.txn_for_work()[0])
         session.begin_listener_delivery(inbound)
@@ -490,7 +489,7 @@ class MessageConsumer(
         def accept(message: Message) -> bool:
             if message.isBodyAssignableTo(body_type):
                 return True
-            if self._port.mode == CLIENT_ACKNOWLEDGE:
+            if self._port.mode in ACKNOWLEDGED_BY_APPLICATION:
                 return True  # JMS: in CLIENT mode the message counts as delivered regardless
             raise MessageFormatException(
                 f"the body of message {message.getJMSMessageID()} "
@@ -592,11 +591,12 @@ class MessageConsumer(
     def close(self) -> None:
         """Close the consumer; a blocked receive returns None; idempotent (JMS-11, JMS-13).
 
-        Prefetched messages are released; unacknowledged CLIENT_ACKNOWLEDGE messages are failed
-        (RD-4). From its own onMessage the close completes after the call returns (JMS-62, BL-9);
-        from any other thread it first waits for an onMessage in progress to return (JMS 2.0,
-        as Connection.stop() does), a wait no timeout bounds; the rest is bounded by
-        ``jms.closeTimeout``. A durable subscription survives (only unsubscribe removes it).
+        Prefetched messages are released; unacknowledged CLIENT_ and INDIVIDUAL_ACKNOWLEDGE
+        messages are failed (RD-4). From its own onMessage the close completes after the call
+        returns (JMS-62, BL-9); from any other thread it first waits for an onMessage in
+        progress to return (JMS 2.0, as Connection.stop() does), a wait no timeout bounds; the
+        rest is bounded by ``jms.closeTimeout``. A durable subscription survives (only
+        unsubscribe removes it).
         """
         if self._closed:
             return
@@ -634,9 +634,9 @@ class MessageConsumer(
         if self._arrival_hook is not None:
             self._arrival_hook()
         port = self._port
-        unacked = port.forget_unacked(self) if port.mode == CLIENT_ACKNOWLEDGE else []
-        # Prefetched, never delivered: released. Delivered but not acknowledged
-        # (CLIENT_ACKNOWLEDGE): a failed delivery the broker counts, modified(delivery-failed).
+        unacked = port.forget_unacked(self) if port.mode in ACKNOWLEDGED_BY_APPLICATION else []
+        # Prefetched, never delivered: released. Delivered but not acknowledged (CLIENT_ and
+        # INDIVIDUAL_ACKNOWLEDGE): a failed delivery the broker counts, modified(delivery-failed).
         self._receiver.settle_on_close(undelivered, unacked, self._drain_timeout)
         # A durable subscriber's link is detached, never closed: closing would delete the
         # subscription on the broker; only unsubscribe() removes it.

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from ._modes import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
+from ._modes import ACKNOWLEDGED_BY_APPLICATION, AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 
 if TYPE_CHECKING:
     from ._amqp.provider import AmqpReceiver, InboundDelivery
@@ -80,9 +80,8 @@ class HandOver:
         buffer arrivals and would never read the declare's answer."""
         message: Message = inbound.message
         mode = self._port.mode
-        if mode == CLIENT_ACKNOWLEDGE:
+        if mode in ACKNOWLEDGED_BY_APPLICATION:
             self._port.track_unacked(inbound)
-            message.set_acknowledge_callback(self._port.acknowledge)
         elif mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
             self._receiver.settle(inbound, "accepted")
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ._modes import VALID_MODES_TEXT
 from ._runtime import runtime
 from ._twins.context import JMSContextTwins
 from .connection import (
@@ -18,6 +19,7 @@ from .connection import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
+    INDIVIDUAL_ACKNOWLEDGE,
     SESSION_TRANSACTED,
     Connection,
     ConnectionMetaData,
@@ -80,10 +82,13 @@ class JMSContext(JMSContextTwins):
     AUTO_ACKNOWLEDGE = AUTO_ACKNOWLEDGE
     CLIENT_ACKNOWLEDGE = CLIENT_ACKNOWLEDGE
     DUPS_OK_ACKNOWLEDGE = DUPS_OK_ACKNOWLEDGE
+    INDIVIDUAL_ACKNOWLEDGE = INDIVIDUAL_ACKNOWLEDGE
 
     def __init__(self, shared: _SharedConnection, session_mode: int) -> None:
         if session_mode not in ACKNOWLEDGE_MODES:
-            raise JMSRuntimeException(f"Invalid Session Mode: {session_mode!r}")
+            raise JMSRuntimeException(
+                f"Invalid Session Mode: {session_mode!r}: {VALID_MODES_TEXT} [rule JMS-3]"
+            )
         self._shared = shared
         self._connection = shared.connection
         self._mode = session_mode
@@ -109,7 +114,9 @@ class JMSContext(JMSContextTwins):
         elif args:
             raise JMSRuntimeException(f"createContext takes 0 to 3 arguments, got {len(args)}")
         if mode not in ACKNOWLEDGE_MODES:
-            raise JMSRuntimeException(f"Invalid Session Mode: {mode!r}")
+            raise JMSRuntimeException(
+                f"Invalid Session Mode: {mode!r}: {VALID_MODES_TEXT} [rule JMS-3]"
+            )
         connection = factory.createConnection(user, password)
         try:
             # A context is usable at once: open now so bad credentials fail here.

@@ -13,9 +13,11 @@ from ._amqp.provider import InboundDelivery, LinkSpec
 from ._dispatch_pool import DispatchPool
 from ._modes import (
     ACKNOWLEDGE_MODES,
+    ACKNOWLEDGED_BY_APPLICATION,
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
+    INDIVIDUAL_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
 from ._ports import ConnectionPort, ConsumerHooks, SessionHooks, SessionPort
@@ -32,6 +34,7 @@ from .errors import (
 from .message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 from .producer import MessageProducer
 from .selector import parse_selector
+from .session_acknowledgements import SessionAcknowledgements
 from .session_completions import SessionCompletions
 from .session_dispatch import SessionDispatch
 from .session_transactions import SessionTransactions
@@ -46,13 +49,20 @@ __all__ = ["Session"]
 log = logging.getLogger("jmspy.session")
 
 
-class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionTwins):
+class Session(
+    SessionDispatch,
+    SessionTransactions,
+    SessionCompletions,
+    SessionAcknowledgements,
+    SessionTwins,
+):
     """A single-threaded context for producing and consuming (JMS 2.0 section 6.2)."""
 
     SESSION_TRANSACTED = SESSION_TRANSACTED
     AUTO_ACKNOWLEDGE = AUTO_ACKNOWLEDGE
     CLIENT_ACKNOWLEDGE = CLIENT_ACKNOWLEDGE
     DUPS_OK_ACKNOWLEDGE = DUPS_OK_ACKNOWLEDGE
+    INDIVIDUAL_ACKNOWLEDGE = INDIVIDUAL_ACKNOWLEDGE
 
     def __init__(
         self,
@@ -77,9 +87,8 @@ class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionT
         self._consumer_seq = itertools.count(1)
         self._closed = False
         self._closing = False
-        # CLIENT_ACKNOWLEDGE: every message handed to the application and not yet acknowledged,
-        # in delivery order (acknowledge() covers all of them, across consumers).
-        self._unacked: list[InboundDelivery] = []
+        # CLIENT_ACKNOWLEDGE and INDIVIDUAL_ACKNOWLEDGE: see SessionAcknowledgements.
+        self._unacked: dict[InboundDelivery, None] = {}
         self._unacked_lock = threading.Lock()
         # Listener dispatch: one thread per session, created when the first listener is set.
         self._ready: queue.SimpleQueue[MessageConsumer | None] = queue.SimpleQueue()
@@ -130,7 +139,6 @@ class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionT
             end_listener_delivery=self._end_listener_delivery,
             take_recover_request=self._take_recover_request,
             track_unacked=self._track_unacked,
-            acknowledge=self._acknowledge,
             forget_unacked=self._forget_unacked,
             txn_for_work=self._txn_for_work,
             on_txn_failure=self._on_txn_failure,
@@ -201,50 +209,6 @@ class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionT
     def _on_connection_failed(self, error: JMSException) -> None:
         for hooks in list(self._consumer_hooks.values()):
             hooks.on_link_closed(error)
-
-    def _track_unacked(self, inbound: InboundDelivery) -> None:
-        with self._unacked_lock:
-            self._unacked.append(inbound)
-
-    def _acknowledge(self) -> None:
-        """Message.acknowledge() in CLIENT_ACKNOWLEDGE mode: every message delivered so far."""
-        if self._closed:
-            raise IllegalStateException(
-                "cannot acknowledge: the session that received the message is closed"
-            )
-        if self._mode != CLIENT_ACKNOWLEDGE:
-            return
-        with self._unacked_lock:
-            pending, self._unacked = self._unacked, []
-        amqp = self._amqp_connection
-        epoch = amqp.epoch
-        current = [d for d in pending if d.epoch == epoch]
-        if amqp.failure is not None:
-            current, lost = [], pending
-        else:
-            lost = [d for d in pending if d.epoch != epoch] if len(current) != len(pending) else []
-        _settle_grouped(current, "accepted")
-        if lost:
-            why = (
-                f"the connection has failed ({amqp.failure.reason})"
-                if amqp.failure is not None
-                else "they were delivered before the connection to the broker was interrupted"
-            )
-            raise IllegalStateException(
-                f"acknowledge(): {len(lost)} message(s) could not be acknowledged because {why}; "
-                "the acknowledgement did not reach the broker, which will redeliver them "
-                "(JMSRedelivered=true)"
-            )
-
-    def _forget_unacked(self, consumer: MessageConsumer) -> list[InboundDelivery]:
-        with self._unacked_lock:
-            hooks = self._consumer_hooks.get(consumer)
-            if hooks is None:
-                return []
-            receiver = hooks.receiver
-            mine = [d for d in self._unacked if d.receiver is receiver]
-            self._unacked = [d for d in self._unacked if d.receiver is not receiver]
-        return mine
 
     def _consumer_closed(self, consumer: MessageConsumer) -> None:
         self._consumer_hooks.pop(consumer, None)
@@ -508,7 +472,8 @@ class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionT
         return self._mode == SESSION_TRANSACTED
 
     def getAcknowledgeMode(self) -> int:
-        """The session mode: AUTO_, CLIENT_, DUPS_OK_ACKNOWLEDGE or SESSION_TRANSACTED."""
+        """The session mode: AUTO_, CLIENT_, DUPS_OK_, INDIVIDUAL_ACKNOWLEDGE (101) or
+        SESSION_TRANSACTED."""
         self._check_closed()
         return self._mode
 
@@ -518,10 +483,9 @@ class Session(SessionDispatch, SessionTransactions, SessionCompletions, SessionT
         if self._mode == SESSION_TRANSACTED:
             raise IllegalStateException("Cannot call recover() on a transacted session")
         on_dispatch = self._is_dispatch_thread(threading.current_thread())
-        if self._mode == CLIENT_ACKNOWLEDGE:
+        if self._mode in ACKNOWLEDGED_BY_APPLICATION:
             with self._delivery_lock:
-                with self._unacked_lock:
-                    pending, self._unacked = self._unacked, []
+                pending = self._take_unacked()
                 by_consumer: dict[int, list[InboundDelivery]] = {}
                 epoch = self._amqp_connection.epoch
                 for inbound in pending:
@@ -619,14 +583,3 @@ def _checked_selector(selector: str | None) -> str | None:
     if selector is None:
         return None
     return None if parse_selector(selector) is None else selector
-
-
-def _settle_grouped(
-    inbounds: list[InboundDelivery], outcome: str, failed: bool = True, undeliverable: bool = False
-) -> None:
-    """Settle deliveries with one hand-over per link rather than one per message."""
-    by_receiver: dict[int, list[InboundDelivery]] = {}
-    for inbound in inbounds:
-        by_receiver.setdefault(id(inbound.receiver), []).append(inbound)
-    for group in by_receiver.values():
-        group[0].receiver.settle_many(group, outcome, failed, undeliverable)

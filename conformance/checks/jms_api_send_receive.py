@@ -1,5 +1,6 @@
-"""JMS-32..JMS-65: the JMS 2.0 client rules of producers, JMSProducer, JMSContext and
-consumers (numbers from the project's JMS checklist; connections and sessions are in jms_api)."""
+"""JMS-32..JMS-65 and JMS-67: the JMS 2.0 client rules of producers, JMSProducer, JMSContext
+and consumers (numbers from the project's JMS checklist; connections and sessions are in
+jms_api), and Qpid JMS's INDIVIDUAL_ACKNOWLEDGE."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from jmspy import DeliveryMode
 from ..context import CheckContext
 from ..model import Verdict, passed
 from ..registry import check
-from ._support import Deliveries, drain, now_ms, queue_session, send_texts
+from ._support import Deliveries, drain, now_ms, queue_session, send_texts, text_of
 
 
 @check("JMS-32")
@@ -466,3 +467,33 @@ def jms65(ctx: CheckContext) -> Verdict:
     ctx.expect_equal(len(overlaps), 0, "overlapping listener calls")
     ctx.note(f"listener threads: {sorted(threads)}")
     return passed("40 calls across two consumers of one session, never concurrent")
+
+
+@check("JMS-67")
+def jms67(ctx: CheckContext) -> Verdict:
+    connection, session, queue = queue_session(ctx, jmspy.INDIVIDUAL_ACKNOWLEDGE)
+    ctx.expect_equal(session.getAcknowledgeMode(), 101, "getAcknowledgeMode()")
+    send_texts(session, queue, ["a", "b", "c"])
+    consumer = session.createConsumer(queue)
+    connection.start()
+    first = [consumer.receive(5000) for _ in range(3)]
+    ctx.expect(all(m is not None for m in first), first, "a, b and c", "first receives")
+    ctx.expect_equal([m.getText() for m in first], ["a", "b", "c"], "first delivery order")
+    first[1].acknowledge()  # b only
+    session.recover()
+    again = [consumer.receive(5000) for _ in range(2)]
+    ctx.expect(all(m is not None for m in again), again, "a and c again", "after recover()")
+    observed = [(m.getText(), m.getJMSRedelivered()) for m in again]
+    ctx.expect_equal(observed, [("a", True), ("c", True)], "after recover(): (text, redelivered)")
+    again[1].acknowledge()  # c; a stays unacknowledged, failed when the consumer closes
+    consumer.close()
+    other = ctx.connection()
+    other_session = other.createSession()
+    other.start()
+    remaining = other_session.createConsumer(other_session.createQueue(queue.getQueueName()))
+    left = [remaining.receive(5000), *drain(remaining)]
+    ctx.expect_equal([text_of(m) for m in left], ["a"], "left on the queue after close")
+    context = ctx.context(jmspy.INDIVIDUAL_ACKNOWLEDGE)
+    context.acknowledge()  # nothing to do in this mode: no error, no effect
+    ctx.expect_equal(context.getSessionMode(), 101, "JMSContext.getSessionMode()")
+    return passed("acknowledge() settled only its message; recover() gave back only the rest")

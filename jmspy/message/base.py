@@ -184,7 +184,9 @@ class Message(MessageHeaders, MessageTwins):
     def _set_ack_type(self, tv: TypedValue) -> None:
         if self._acknowledge_callback is None:
             raise JMSException(
-                "Session Acknowledgement Mode does not allow setting: " + JMS_AMQP_ACK_TYPE
+                "Session Acknowledgement Mode does not allow setting: "
+                + JMS_AMQP_ACK_TYPE
+                + " (only CLIENT_ACKNOWLEDGE and INDIVIDUAL_ACKNOWLEDGE consumers) [rule WM-16]"
             )
         if tv[1] is None:
             self._ack_type = None
@@ -193,7 +195,8 @@ class Message(MessageHeaders, MessageTwins):
         if not 1 <= value <= 5:
             raise JMSException(
                 f"Invalid {JMS_AMQP_ACK_TYPE} value {value}: use 1 (ACCEPTED), 2 (REJECTED), "
-                "3 (RELEASED), 4 (MODIFIED_FAILED) or 5 (MODIFIED_FAILED_UNDELIVERABLE)"
+                "3 (RELEASED), 4 (MODIFIED_FAILED) or 5 (MODIFIED_FAILED_UNDELIVERABLE) "
+                "[rule WM-16]"
             )
         self._ack_type = value
 
@@ -543,10 +546,13 @@ class Message(MessageHeaders, MessageTwins):
     # -- provider hooks -------------------------------------------------------------------
 
     def acknowledge(self) -> None:
-        """Acknowledge (CLIENT_ACKNOWLEDGE); a no-op when the session does not need it."""
+        """Acknowledge: every message the session delivered so far (CLIENT_ACKNOWLEDGE) or this
+        one (INDIVIDUAL_ACKNOWLEDGE, rule JMS-67), settled with the outcome this message's
+        ``JMS_AMQP_ACK_TYPE`` names, accepted by default (rule WM-16); a no-op when the session
+        does not need it."""
         callback = self._acknowledge_callback
         if callback is not None:
-            callback()
+            callback(self._ack_type or 1)
 
     def __repr__(self) -> str:
         return (

@@ -78,8 +78,9 @@ class MessageFacade:
     # jms.validatePropertyNames; the consumer may turn it off for received messages.
     _validate_names: bool = True
     # Set by a CLIENT/INDIVIDUAL acknowledge consumer; Message.acknowledge() calls it.
-    _acknowledge_callback: Callable[[], None] | None = None
-    # JMS_AMQP_ACK_TYPE chosen for the next acknowledge() (1..5), read by the consumer.
+    # It takes the JMS_AMQP_ACK_TYPE to settle with (1, accepted, unless the property says).
+    _acknowledge_callback: Callable[[int], None] | None = None
+    # JMS_AMQP_ACK_TYPE chosen for the next acknowledge() (1..5), passed to the callback.
     _ack_type: int | None = None
 
     # -- sending: read ----------------------------------------------------------------------
@@ -253,8 +254,8 @@ class MessageFacade:
 
     # -- receiving: consumer hooks -------------------------------------------------------------
 
-    def set_acknowledge_callback(self, callback: Callable[[], None] | None) -> None:
-        """What Message.acknowledge() calls (CLIENT_ACKNOWLEDGE sessions)."""
+    def set_acknowledge_callback(self, callback: Callable[[int], None] | None) -> None:
+        """What Message.acknowledge() calls (CLIENT_ and INDIVIDUAL_ACKNOWLEDGE sessions)."""
         self._acknowledge_callback = callback
 
     def set_delivery_count(self, count: int | None) -> None:

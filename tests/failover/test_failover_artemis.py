@@ -107,7 +107,21 @@ MODES = {
     "client": jmspy.CLIENT_ACKNOWLEDGE,
     "dups-ok": jmspy.DUPS_OK_ACKNOWLEDGE,
     "transacted": jmspy.SESSION_TRANSACTED,
+    "individual": jmspy.INDIVIDUAL_ACKNOWLEDGE,
 }
+
+
+def _acknowledge_each(messages: list[jmspy.Message]) -> None:
+    """INDIVIDUAL_ACKNOWLEDGE: every message on its own, newest first; one delivered before
+    the drop raises (it comes back redelivered) and the others are still acknowledged."""
+    lost = 0
+    for message in reversed(messages):
+        try:
+            message.acknowledge()
+        except jmspy.IllegalStateException:
+            lost += 1
+    if lost:
+        raise jmspy.IllegalStateException(f"{lost} acknowledgement(s) did not reach the broker")
 
 
 @pytest.mark.parametrize("mode_name", list(MODES))
@@ -129,6 +143,7 @@ def test_consumers_resume_and_flag_redeliveries(failover_artemis: Any, mode_name
         consumer = session.createConsumer(session.createQueue(queue))
         connection.start()
         batch: list[str] = []
+        batch_messages: list[jmspy.Message] = []
         last: jmspy.Message | None = None
         quiet = 0
         deadline = time.monotonic() + LONG
@@ -151,6 +166,7 @@ def test_consumers_resume_and_flag_redeliveries(failover_artemis: Any, mode_name
                 if seen[body] > 1 and not message.getJMSRedelivered():
                     unflagged.append(body)
                 batch.append(body)
+                batch_messages.append(message)
                 last = message
                 crash.tick()
             if batch and (message is None or len(batch) >= 10):
@@ -159,6 +175,8 @@ def test_consumers_resume_and_flag_redeliveries(failover_artemis: Any, mode_name
                         session.commit()
                     elif mode == jmspy.CLIENT_ACKNOWLEDGE and last is not None:
                         last.acknowledge()
+                    elif mode == jmspy.INDIVIDUAL_ACKNOWLEDGE:
+                        _acknowledge_each(batch_messages)
                 except jmspy.TransactionRolledBackException:
                     pass  # certainly rolled back: the batch comes back redelivered
                 except jmspy.TransactionInDoubtException:
@@ -166,6 +184,7 @@ def test_consumers_resume_and_flag_redeliveries(failover_artemis: Any, mode_name
                 except jmspy.IllegalStateException:
                     pass  # some were delivered before the drop: those come back redelivered
                 batch = []
+                batch_messages = []
         crash.join()
         events.wait("restored")  # the broker was lost and the connection restored
     assert set(seen) == {str(i) for i in range(total)}

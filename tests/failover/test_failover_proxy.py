@@ -284,11 +284,13 @@ def test_plain_connection_commit_whose_answer_is_lost_is_in_doubt(
     assert not drain_bodies(plain, queue, quiet_ms=1500), "the broker had committed"
 
 
+@pytest.mark.parametrize("mode", [jmspy.CLIENT_ACKNOWLEDGE, jmspy.INDIVIDUAL_ACKNOWLEDGE])
 def test_plain_connection_acknowledge_after_the_connection_died_raises(
-    failover_artemis: Any, fault_proxy: FaultProxy, shared_loop: dict[str, Any]
+    failover_artemis: Any, fault_proxy: FaultProxy, shared_loop: dict[str, Any], mode: int
 ) -> None:
-    """CLIENT_ACKNOWLEDGE acknowledge() on a dead connection says the acknowledgement did not
-    reach the broker (the messages come back), instead of returning as if it had."""
+    """CLIENT_ and INDIVIDUAL_ACKNOWLEDGE acknowledge() on a dead connection says the
+    acknowledgement did not reach the broker (the messages come back), instead of returning
+    as if it had."""
     info = failover_artemis
     queue = unique_name("plain-ack")
     preload(info, queue, 3)
@@ -298,7 +300,7 @@ def test_plain_connection_acknowledge_after_the_connection_died_raises(
     )
     with factory.createConnection() as connection:
         connection.setExceptionListener(failures.append)
-        session = connection.createSession(jmspy.CLIENT_ACKNOWLEDGE)
+        session = connection.createSession(mode)
         consumer = session.createConsumer(session.createQueue(queue))
         connection.start()
         messages = _take(consumer, 3)
@@ -306,5 +308,8 @@ def test_plain_connection_acknowledge_after_the_connection_died_raises(
         wait_until(lambda: failures, timeout=60, what="the connection failure")
         with pytest.raises(jmspy.IllegalStateException, match="did not reach the broker"):
             messages[-1].acknowledge()
+        if mode == jmspy.INDIVIDUAL_ACKNOWLEDGE:
+            with pytest.raises(jmspy.IllegalStateException, match="did not reach the broker"):
+                messages[0].acknowledge()  # each message is its own acknowledgement
     plain = jmspy.ConnectionFactory(info.url, info.username, info.password)
     assert sorted(drain_bodies(plain, queue, quiet_ms=1500)) == ["0", "1", "2"]

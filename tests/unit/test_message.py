@@ -136,10 +136,13 @@ def test_acknowledge_calls_callback() -> None:
     m = Message()
     m.acknowledge()  # no callback: a no-op
     calls: list[int] = []
-    m.set_acknowledge_callback(lambda: calls.append(1))
+    m.set_acknowledge_callback(calls.append)
     m.acknowledge()
+    m.setIntProperty("JMS_AMQP_ACK_TYPE", 3)  # the callback is there: allowed (rule WM-16)
     m.acknowledge()
-    assert calls == [1, 1]
+    m.setObjectProperty("JMS_AMQP_ACK_TYPE", None)
+    m.acknowledge()
+    assert calls == [1, 3, 1]  # the outcome each acknowledge() asks for
 
 
 # ---------------------------------------------------------------------------------------------
