@@ -73,13 +73,21 @@ def source_runners() -> list[int]:
     return found
 
 
+@pytest.mark.parametrize("pipeline", ["false", "true"])
 def test_available_now_reads_every_message_once(
-    spark: Any, factory: Any, jms_options: dict[str, str], unique_name: str, tmp_path: Path
+    spark: Any,
+    factory: Any,
+    jms_options: dict[str, str],
+    unique_name: str,
+    tmp_path: Path,
+    pipeline: str,
 ) -> None:
     ids = send_texts(factory, unique_name, 200)
     query = (
         spark.readStream.format("jms")
-        .options(**jms_options, destination=unique_name, maxMessagesPerTrigger="50")
+        .options(
+            **jms_options, destination=unique_name, maxMessagesPerTrigger="50", pipeline=pipeline
+        )
         .load()
         .writeStream.format("parquet")
         .option("path", str(tmp_path / "out"))
@@ -99,8 +107,14 @@ def test_available_now_reads_every_message_once(
     assert receive_all(factory, unique_name, wait_ms=300) == []  # all settled
 
 
+@pytest.mark.parametrize("pipeline", ["false", "true"])
 def test_restart_after_killing_the_source_mid_stream_loses_nothing(
-    spark: Any, factory: Any, jms_options: dict[str, str], unique_name: str, tmp_path: Path
+    spark: Any,
+    factory: Any,
+    jms_options: dict[str, str],
+    unique_name: str,
+    tmp_path: Path,
+    pipeline: str,
 ) -> None:
     """SIGKILL the driver-side process that holds the consumer at the worst moment: the
     at-least-once sink (foreachBatch appending Parquet) has written batch 2, whose messages
@@ -124,7 +138,12 @@ def test_restart_after_killing_the_source_mid_stream_loses_nothing(
     def start() -> Any:
         return (
             spark.readStream.format("jms")
-            .options(**jms_options, destination=unique_name, maxMessagesPerTrigger=str(per_batch))
+            .options(
+                **jms_options,
+                destination=unique_name,
+                maxMessagesPerTrigger=str(per_batch),
+                pipeline=pipeline,
+            )
             .load()
             .writeStream.foreachBatch(sink)
             .option("checkpointLocation", str(tmp_path / "checkpoint"))
@@ -157,8 +176,14 @@ def test_restart_after_killing_the_source_mid_stream_loses_nothing(
     assert receive_all(factory, unique_name, wait_ms=300) == []
 
 
+@pytest.mark.parametrize("pipeline", ["false", "true"])
 def test_stop_and_restart_loses_nothing(
-    spark: Any, factory: Any, jms_options: dict[str, str], unique_name: str, tmp_path: Path
+    spark: Any,
+    factory: Any,
+    jms_options: dict[str, str],
+    unique_name: str,
+    tmp_path: Path,
+    pipeline: str,
 ) -> None:
     """query.stop() in the middle of a run (Spark ends the source's process with stop() or
     SIGTERM), then a restart from the checkpoint: every message, copies at most one batch."""
@@ -172,7 +197,12 @@ def test_stop_and_restart_loses_nothing(
     def start() -> Any:
         return (
             spark.readStream.format("jms")
-            .options(**jms_options, destination=unique_name, maxMessagesPerTrigger=str(per_batch))
+            .options(
+                **jms_options,
+                destination=unique_name,
+                maxMessagesPerTrigger=str(per_batch),
+                pipeline=pipeline,
+            )
             .load()
             .writeStream.foreachBatch(sink)
             .option("checkpointLocation", str(tmp_path / "checkpoint"))
