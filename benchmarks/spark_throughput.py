@@ -140,13 +140,11 @@ def spark_stream(
     per_trigger: int,
     checkpoint: str,
     to_queue: str | None = None,
-    **source_options: str,
 ) -> float:
     """Run an availableNow query over ``count`` messages; returns :func:`batches_seconds`."""
     source = (
         spark.readStream.format("jms")
         .options(**jms, destination=queue, maxMessagesPerTrigger=str(per_trigger))
-        .options(**source_options)
         .load()
     )
     if to_queue is None:
@@ -316,30 +314,22 @@ def main() -> int:
             f"interleaved rounds (consumer, source, batch read, on fresh queues of {n}): "
             + ", ".join(
                 f"{c:,.0f} / {s:,.0f} / {r:,.0f} msg/s = {s / c:.2f}x, {r / c:.2f}x"
-                for c, s, _, r, _, _ in ratios
+                for c, s, _, r in ratios
             )
         )
-        median = statistics.median(s / c for c, s, _, _, _, _ in ratios)
+        median = statistics.median(s / c for c, s, _, _ in ratios)
         print(f"spark source / jmspy consumer (transacted), median of {len(ratios)}: {median:.2f}x")
-        read_ratios = [r / c for c, _, _, r, _, _ in ratios]
+        read_ratios = [r / c for c, _, _, r in ratios]
         print(
             f"spark batch read / jmspy consumer (transacted), median of {len(ratios)}: "
             f"{statistics.median(read_ratios):.2f}x "
             f"[{min(read_ratios):.2f}-{max(read_ratios):.2f}]"
         )
-        in_batches = [b / c for c, _, b, _, _, _ in ratios]
+        in_batches = [b / c for c, _, b, _ in ratios]
         print(
-            "the source within the query's micro-batches (first batch start to last batch end, "
+            "the same within the query's micro-batches (first batch start to last batch end, "
             "without the query's start-up and end), median: "
             f"{statistics.median(in_batches):.2f}x [{min(in_batches):.2f}-{max(in_batches):.2f}]"
-        )
-        pipelined = [p / c for c, _, _, _, p, _ in ratios]
-        pipelined_in = [pb / c for c, _, _, _, _, pb in ratios]
-        print(
-            "spark source with pipeline=true / jmspy consumer (transacted), median: "
-            f"{statistics.median(pipelined):.2f}x [{min(pipelined):.2f}-{max(pipelined):.2f}]; "
-            f"within its micro-batches {statistics.median(pipelined_in):.2f}x "
-            f"[{min(pipelined_in):.2f}-{max(pipelined_in):.2f}]"
         )
         print(f"load average at the end: {os.getloadavg()}")
     return 0
@@ -347,13 +337,12 @@ def main() -> int:
 
 def interleaved_rounds(
     spark: Any, info: BrokerInfo, jms: dict[str, str], args: Any, body: bytes, work: str
-) -> list[tuple[float, float, float, float, float, float]]:
+) -> list[tuple[float, float, float, float]]:
     """(jmspy consumer msg/s, spark source msg/s, the source's msg/s in its micro-batches,
-    the batch read's msg/s, the source with pipeline=true msg/s, the same in its
-    micro-batches) per round, one right after the other, so that all see the same load on a
-    shared machine."""
+    the batch read's msg/s) per round, one right after the other, so that all see the same
+    load on a shared machine."""
     n, per_trigger = args.n, args.per_trigger
-    out: list[tuple[float, float, float, float, float, float]] = []
+    out: list[tuple[float, float, float, float]] = []
     for round_ in range(args.rounds):
         # Each queue is filled just before it is read: the broker holds one run's messages at
         # a time (several runs' worth of large N would fill its memory and stop the senders).
@@ -374,31 +363,11 @@ def interleaved_rounds(
         left = drain_queue(info, read)
         if left:
             raise BenchmarkError(f"the batch read left {left} messages on {read}")
-        piped = fresh_queue("round")
-        produce(info, piped, n, body)
-        started = time.perf_counter()
-        piped_in_s = spark_stream(
-            spark, jms, piped, n, per_trigger, checkpoint + "-pipeline", pipeline="true"
-        )
-        piped_s = time.perf_counter() - started
-        left = drain_queue(info, piped)
-        if left:
-            raise BenchmarkError(f"the pipelined source left {left} messages on {piped}")
-        out.append(
-            (
-                n / consumer_s,
-                n / source_s,
-                n / in_batches_s,
-                n / read_s,
-                n / piped_s,
-                n / piped_in_s,
-            )
-        )
+        out.append((n / consumer_s, n / source_s, n / in_batches_s, n / read_s))
         print(
             f"round {round_ + 1}: consumer {n / consumer_s:,.0f}, source {n / source_s:,.0f} "
             f"msg/s ({n / in_batches_s:,.0f} within its micro-batches), batch read "
-            f"{n / read_s:,.0f}, source with pipeline=true {n / piped_s:,.0f} "
-            f"({n / piped_in_s:,.0f} within its micro-batches)"
+            f"{n / read_s:,.0f}"
         )
     return out
 

@@ -32,7 +32,6 @@ _OPTION_FIELDS = {
     "mode": "read_mode",
     "maxmessages": "max_messages",
     "transacted": "transacted",
-    "pipeline": "pipeline",
     "duplicatedetection": "duplicate_detection",
     "writeid": "write_id",
 }
@@ -76,8 +75,6 @@ class JmsOptions:
     read_mode: str = "browse"
     max_messages: int = 1_000_000
     transacted: str = "auto"
-    # Streams: receive the next micro-batch while Spark runs the current one (_ahead).
-    pipeline: bool = False
     duplicate_detection: bool = False
     write_id: str | None = None
 
@@ -105,7 +102,7 @@ class JmsOptions:
                 if not low <= number <= high:
                     raise JmsOptionError(f"option {key!r} must be in {low}..{high}, got {number}")
                 values[name] = number
-            elif name in ("duplicate_detection", "pipeline"):
+            elif name == "duplicate_detection":
                 values[name] = _boolean(key, text)
             elif name == "transacted":
                 values[name] = (
@@ -126,12 +123,6 @@ class JmsOptions:
             raise JmsOptionError(
                 "options 'duplicateDetection' and 'transacted=true' exclude each other: Artemis "
                 "refuses a whole transaction that holds a duplicate"
-            )
-        if opts.pipeline and opts.transacted == "true":
-            raise JmsOptionError(
-                "options 'pipeline' and 'transacted=true' exclude each other: a pipelined "
-                "stream settles each message on its own (INDIVIDUAL_ACKNOWLEDGE), since a "
-                "commit would also settle the messages received ahead"
             )
         if opts.subscription is not None:
             if opts.client_id is None:

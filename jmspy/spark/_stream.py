@@ -24,12 +24,6 @@ done), and "nothing" ends the batch, and an availableNow run, at once. With a br
 cannot drain (RabbitMQ 3.x classic queues), ``pollTimeoutMs`` without a message means there
 is nothing more for now.
 
-With option ``pipeline`` a thread receives the next micro-batch while Spark runs the current
-one (``_ahead``), and the session is INDIVIDUAL_ACKNOWLEDGE instead: each message is settled
-on its own once Spark has recorded its batch, so the messages received ahead stay unsettled,
-and a batch is settled as soon as it is recorded (at the top of ``latestOffset`` or in
-``commit``), whatever has been received after it.
-
 A transaction commit waits for the broker's answer, so a settled batch is settled for good;
 a CLIENT_ACKNOWLEDGE acknowledgement is not confirmed, so one still in flight when the
 process dies is lost and that batch comes again too. A process that dies leaves its
@@ -49,7 +43,6 @@ from typing import Any
 
 import jmspy
 
-from ._ahead import ReceiveAhead
 from ._options import JmsOptions, use_transactions
 from ._rows import message_to_raw_row
 
@@ -101,16 +94,13 @@ class StreamConsumer:
         self.connection = opts.factory(
             reading=True, prefetch=opts.stream_prefetch()
         ).createConnection()
-        self.pipelined = opts.pipeline
         try:
-            self.transacted = not self.pipelined and use_transactions(opts, self.connection)
+            self.transacted = use_transactions(opts, self.connection)
             # Where the broker answers a drain, its answer ends a poll (see poll()).
             self.drains = self.connection.adapter.drain
-            if self.pipelined:
-                mode = jmspy.INDIVIDUAL_ACKNOWLEDGE
-            else:
-                mode = jmspy.SESSION_TRANSACTED if self.transacted else jmspy.CLIENT_ACKNOWLEDGE
-            self.session = self.connection.createSession(mode)
+            self.session = self.connection.createSession(
+                jmspy.SESSION_TRANSACTED if self.transacted else jmspy.CLIENT_ACKNOWLEDGE
+            )
             self.consumer = open_consumer(opts, self.session)
             self.connection.start()
         except BaseException:
@@ -120,9 +110,6 @@ class StreamConsumer:
         self.acknowledged = 0  # every message numbered below this is settled
         self.first_held = 0  # number of rows[0]
         self.rows: collections.deque[tuple[Any, ...]] = collections.deque()
-        # pipeline: the message of each held row, settled one by one (rows[i] <-> held[i]).
-        self.held: collections.deque[jmspy.Message] = collections.deque()
-        self.ahead: ReceiveAhead | None = None  # pipeline: started by the first poll
         self.last_message: jmspy.Message | None = None
         self.exhausted = False  # availableNow: the destination had nothing more
         self.cutoff_ms: int | None = None  # availableNow: started at
@@ -149,8 +136,6 @@ class StreamConsumer:
         """Trigger.AvailableNow: read what is there now, then report no more data."""
         self.cutoff_ms = time.time_ns() // 1_000_000
         self.exhausted = False
-        if self.ahead is not None:
-            self.ahead.available_now(self.cutoff_ms)
 
     def poll(self, budget: int) -> int:
         """Receive up to ``budget`` messages. The link keeps its credit window open, so the
@@ -160,8 +145,6 @@ class StreamConsumer:
         no message comes within pollTimeoutMs. Returns how many."""
         if budget <= 0 or (self.cutoff_ms is not None and self.exhausted):
             return 0
-        if self.pipelined:
-            return self._take_ahead(budget)
         got = 0
         while got < budget:
             message = self._next(first=got == 0)
@@ -169,8 +152,6 @@ class StreamConsumer:
                 self.exhausted = True
                 break
             self.rows.append(message_to_raw_row(message))
-            if self.pipelined:
-                self.held.append(message)
             self.last_message = message
             self.received += 1
             got += 1
@@ -180,26 +161,6 @@ class StreamConsumer:
                 self.exhausted = True
                 break
         return got
-
-    def _take_ahead(self, budget: int) -> int:
-        """poll() with option pipeline: the rows the receiving thread has ready."""
-        if self.ahead is None:
-            consumer, drains = self.consumer, self.drains
-            poll_timeout_ms = self.opts.poll_timeout_ms
-            self.ahead = ReceiveAhead(
-                lambda idle_wait: next_message(consumer, drains, poll_timeout_ms, idle_wait),
-                limit=self.opts.max_messages_per_trigger,
-                poll_timeout_ms=poll_timeout_ms,
-                cutoff_ms=self.cutoff_ms,
-            )
-        taken = self.ahead.take(budget)
-        for row, message in taken:
-            self.rows.append(row)
-            self.held.append(message)
-        self.received += len(taken)
-        if self.cutoff_ms is not None and self.ahead.exhausted():
-            self.exhausted = True
-        return len(taken)
 
     def _next(self, first: bool) -> jmspy.Message | None:
         """The next message of a poll, or None when the destination has nothing more now."""
@@ -234,14 +195,9 @@ class StreamConsumer:
     def acknowledge_through(self, n: int) -> bool:
         """Spark has recorded every message numbered below ``n``: forget their rows, and
         settle if nothing after them has been received. True when settled."""
-        recorded: list[jmspy.Message] = []
         while self.first_held < n and self.rows:
             self.rows.popleft()
-            if self.pipelined:
-                recorded.append(self.held.popleft())
             self.first_held += 1
-        if self.pipelined:
-            return self._acknowledge_each(recorded, n)
         if self.acknowledged >= self.received or n < self.received:
             return False
         if self.transacted:
@@ -253,37 +209,13 @@ class StreamConsumer:
         log.debug("settled %d messages (session %s)", self.received, self.session_id)
         return True
 
-    def _acknowledge_each(self, recorded: list[jmspy.Message], n: int) -> bool:
-        """pipeline: settle the messages of recorded batches, each on its own. One that was
-        delivered before a reconnect cannot be settled any more: the broker delivers it
-        again (a copy, as after a restart), which is logged, not raised."""
-        lost = 0
-        for message in recorded:
-            try:
-                message.acknowledge()
-            except jmspy.IllegalStateException:
-                lost += 1
-        if lost:
-            log.warning(
-                "%d of %d recorded messages could not be acknowledged (delivered before the "
-                "connection was interrupted); the broker delivers them again",
-                lost,
-                len(recorded),
-            )
-        self.acknowledged = max(self.acknowledged, n)
-        return bool(recorded)
-
     def close(self) -> None:
         """Close the connection: unsettled messages go back to the broker (counted as a
         failed delivery, so they come back with JMSRedelivered=true)."""
         if self.closed:
             return
         self.closed = True
-        if self.ahead is not None:
-            self.ahead.stop()
         try:
             self.connection.close()
         except jmspy.JMSException as exc:
             log.debug("closing the source's connection: %s", exc)
-        if self.ahead is not None:
-            self.ahead.join(5.0)

@@ -73,21 +73,13 @@ def source_runners() -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("pipeline", ["false", "true"])
 def test_available_now_reads_every_message_once(
-    spark: Any,
-    factory: Any,
-    jms_options: dict[str, str],
-    unique_name: str,
-    tmp_path: Path,
-    pipeline: str,
+    spark: Any, factory: Any, jms_options: dict[str, str], unique_name: str, tmp_path: Path
 ) -> None:
     ids = send_texts(factory, unique_name, 200)
     query = (
         spark.readStream.format("jms")
-        .options(
-            **jms_options, destination=unique_name, maxMessagesPerTrigger="50", pipeline=pipeline
-        )
+        .options(**jms_options, destination=unique_name, maxMessagesPerTrigger="50")
         .load()
         .writeStream.format("parquet")
         .option("path", str(tmp_path / "out"))
@@ -107,14 +99,8 @@ def test_available_now_reads_every_message_once(
     assert receive_all(factory, unique_name, wait_ms=300) == []  # all settled
 
 
-@pytest.mark.parametrize("pipeline", ["false", "true"])
 def test_restart_after_killing_the_source_mid_stream_loses_nothing(
-    spark: Any,
-    factory: Any,
-    jms_options: dict[str, str],
-    unique_name: str,
-    tmp_path: Path,
-    pipeline: str,
+    spark: Any, factory: Any, jms_options: dict[str, str], unique_name: str, tmp_path: Path
 ) -> None:
     """SIGKILL the driver-side process that holds the consumer at the worst moment: the
     at-least-once sink (foreachBatch appending Parquet) has written batch 2, whose messages
@@ -138,12 +124,7 @@ def test_restart_after_killing_the_source_mid_stream_loses_nothing(
     def start() -> Any:
         return (
             spark.readStream.format("jms")
-            .options(
-                **jms_options,
-                destination=unique_name,
-                maxMessagesPerTrigger=str(per_batch),
-                pipeline=pipeline,
-            )
+            .options(**jms_options, destination=unique_name, maxMessagesPerTrigger=str(per_batch))
             .load()
             .writeStream.foreachBatch(sink)
             .option("checkpointLocation", str(tmp_path / "checkpoint"))
@@ -176,14 +157,8 @@ def test_restart_after_killing_the_source_mid_stream_loses_nothing(
     assert receive_all(factory, unique_name, wait_ms=300) == []
 
 
-@pytest.mark.parametrize("pipeline", ["false", "true"])
 def test_stop_and_restart_loses_nothing(
-    spark: Any,
-    factory: Any,
-    jms_options: dict[str, str],
-    unique_name: str,
-    tmp_path: Path,
-    pipeline: str,
+    spark: Any, factory: Any, jms_options: dict[str, str], unique_name: str, tmp_path: Path
 ) -> None:
     """query.stop() in the middle of a run (Spark ends the source's process with stop() or
     SIGTERM), then a restart from the checkpoint: every message, copies at most one batch."""
@@ -197,12 +172,7 @@ def test_stop_and_restart_loses_nothing(
     def start() -> Any:
         return (
             spark.readStream.format("jms")
-            .options(
-                **jms_options,
-                destination=unique_name,
-                maxMessagesPerTrigger=str(per_batch),
-                pipeline=pipeline,
-            )
+            .options(**jms_options, destination=unique_name, maxMessagesPerTrigger=str(per_batch))
             .load()
             .writeStream.foreachBatch(sink)
             .option("checkpointLocation", str(tmp_path / "checkpoint"))
