@@ -334,7 +334,8 @@ class JMSContext(JMSContextTwins):
     def getSessionMode(self) -> int:
         """The session mode given at creation.
 
-        AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE or SESSION_TRANSACTED.
+        AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE, SESSION_TRANSACTED or
+        INDIVIDUAL_ACKNOWLEDGE (101).
         """
         self._check_closed()
         return self._mode
@@ -373,9 +374,11 @@ class JMSContext(JMSContextTwins):
     def acknowledge(self) -> None:
         """Acknowledge every message consumed by this context's session (CLIENT_ACKNOWLEDGE).
 
-        A no-op in the other session modes. Raises IllegalStateRuntimeException when the context
-        is closed (JMS-54), and when messages delivered before a reconnect could not be
-        acknowledged (the broker redelivers them).
+        A no-op in the other session modes, INDIVIDUAL_ACKNOWLEDGE included (as in Qpid JMS:
+        there each message is acknowledged with its own ``acknowledge()``, rule JMS-67).
+        Raises IllegalStateRuntimeException when the context is closed (JMS-54), and when
+        messages delivered before a reconnect could not be acknowledged (the broker
+        redelivers them).
         """
         self._check_closed()
         if self._session is not None:
