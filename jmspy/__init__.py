@@ -8,10 +8,12 @@ from __future__ import annotations
 from ._version import __version__ as __version__
 from .browser import QueueBrowser
 from .connection import (
+    ARTEMIS_PRE_ACKNOWLEDGE,
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
     INDIVIDUAL_ACKNOWLEDGE,
+    NO_ACKNOWLEDGE,
     SESSION_TRANSACTED,
     Connection,
     ConnectionListener,
@@ -83,6 +85,8 @@ __all__ = [
     "CLIENT_ACKNOWLEDGE",
     "DUPS_OK_ACKNOWLEDGE",
     "INDIVIDUAL_ACKNOWLEDGE",
+    "ARTEMIS_PRE_ACKNOWLEDGE",
+    "NO_ACKNOWLEDGE",
     "SESSION_TRANSACTED",
     "BatchMessageListener",
     "BytesMessage",

@@ -453,8 +453,9 @@ _MORE_RULES = _rules(
     Rule(
         id="JMS-3",
         title="createContext refuses an invalid session mode",
-        text="ConnectionFactory.createContext(sessionMode) with a mode other than 0..3 and 101 "
-        "(INDIVIDUAL_ACKNOWLEDGE, rule JMS-67) raises JMSRuntimeException.",
+        text="ConnectionFactory.createContext(sessionMode) with a mode other than 0..3, 101 "
+        "(INDIVIDUAL_ACKNOWLEDGE, rule JMS-67), 100 and 257 (the no-acknowledgement modes, rule "
+        "JMS-68) raises JMSRuntimeException.",
         source="JMS 2.0 ConnectionFactory javadoc (checklist 3)",
         level="client",
     ),
@@ -535,8 +536,9 @@ _MORE_RULES = _rules(
     Rule(
         id="JMS-16",
         title="createSession validates the session mode",
-        text="createSession with a mode other than 0..3 and 101 (JMS-67), or createSession(false, "
-        "SESSION_TRANSACTED), raises JMSException; createSession() is AUTO_ACKNOWLEDGE.",
+        text="createSession with a mode other than 0..3, 101 (JMS-67), 100 and 257 (JMS-68), or "
+        "createSession(false, SESSION_TRANSACTED), raises JMSException; createSession() is "
+        "AUTO_ACKNOWLEDGE.",
         source="JMS 2.0 Connection javadoc (checklist 16)",
         level="client",
     ),
@@ -790,6 +792,18 @@ _MORE_RULES = _rules(
         source="Qpid JMS INDIVIDUAL_ACKNOWLEDGE session mode (JmsSession, JmsAcknowledgeCallback)",
         level="client",
     ),
+    Rule(
+        id="JMS-68",
+        title="NO_ACKNOWLEDGE and ARTEMIS_PRE_ACKNOWLEDGE: consumed as sent",
+        text="A session created with mode 257 (NO_ACKNOWLEDGE) or 100 (ARTEMIS_PRE_ACKNOWLEDGE), "
+        "Qpid JMS's no-acknowledgement modes, has presettled consumers (rule WM-17): a message "
+        "counts as consumed once the broker sends it, so a message a listener fails on is not "
+        "delivered again, recover() and acknowledge() do nothing, and prefetched messages not "
+        "yet handed over when the consumer or the connection closes are lost.",
+        source="Qpid JMS no-acknowledge session modes (JmsSession.isNoAcknowledge, "
+        "JmsDefaultPresettlePolicy)",
+        level="client",
+    ),
     # -- the JMS <-> AMQP wire mapping
     Rule(
         id="WM-1",
@@ -933,6 +947,19 @@ _MORE_RULES = _rules(
         "without it, accepted. Setting it in another mode, or to another value, raises "
         "JMSException.",
         source=f"{AMQP_MAPPING} (JmsAcknowledgeCallback, AmqpConsumer.handleDisposition)",
+        level="wire",
+    ),
+    Rule(
+        id="WM-17",
+        title="Presettled consumers attach settled and send no disposition",
+        text="A consumer of a NO_ACKNOWLEDGE or ARTEMIS_PRE_ACKNOWLEDGE session (JMS-68), or one "
+        "the presettle policy names (jms.presettlePolicy.presettleConsumers, "
+        "presettleQueueConsumers, presettleTopicConsumers; never in a transacted session), "
+        "attaches its receiver link with snd-settle-mode settled and sends no disposition for "
+        "what it receives. In AUTO_ACKNOWLEDGE a message its listener fails on is delivered "
+        "again by the client, since the broker cannot. jmspy never sends presettled: the "
+        "producer options of the policy raise IllegalArgumentException.",
+        source=f"{AMQP_MAPPING} (JmsDefaultPresettlePolicy, AmqpConsumerBuilder)",
         level="wire",
     ),
 )

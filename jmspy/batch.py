@@ -19,6 +19,7 @@ from ._modes import (
     ACKNOWLEDGED_BY_APPLICATION,
     AUTO_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
+    NOT_ACKNOWLEDGED,
     SESSION_TRANSACTED,
 )
 from .destination import Destination
@@ -120,6 +121,9 @@ class BatchDelivery:
                 session.track_unacked(inbound)
         elif mode == SESSION_TRANSACTED:
             self._receiver.settle_many(batch, "accepted", txn_id=session.txn_for_work()[0])
+        elif mode in NOT_ACKNOWLEDGED:
+            # Consumed as handed over (JMS-68); the link is presettled, nothing goes on the wire.
+            self._receiver.settle_many(batch, "accepted")
         failed = False
         self._listener_thread = threading.current_thread()
         try:

@@ -12,10 +12,12 @@ from typing import Any, overload
 from ._amqp.provider import AmqpConnection, AmqpSender, LinkSpec
 from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the others
     ACKNOWLEDGE_MODES,
+    ARTEMIS_PRE_ACKNOWLEDGE,
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
     INDIVIDUAL_ACKNOWLEDGE,
+    NO_ACKNOWLEDGE,
     SESSION_TRANSACTED,
     VALID_MODES_TEXT,
 )
@@ -49,6 +51,8 @@ __all__ = [
     "CLIENT_ACKNOWLEDGE",
     "DUPS_OK_ACKNOWLEDGE",
     "INDIVIDUAL_ACKNOWLEDGE",
+    "ARTEMIS_PRE_ACKNOWLEDGE",
+    "NO_ACKNOWLEDGE",
     "SESSION_TRANSACTED",
     "ExceptionListener",
     "ConnectionListener",

@@ -18,6 +18,7 @@ from ._modes import (
     ACKNOWLEDGED_BY_APPLICATION,
     AUTO_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
+    NOT_ACKNOWLEDGED,
     SESSION_TRANSACTED,
 )
 from ._ports import ConsumerHooks
@@ -166,6 +167,10 @@ class MessageConsumer(
                 )
             self._client_filter = parse_selector(selector)
             selector = None
+        # Presettled (rules JMS-68, WM-17): the broker settles each message as it sends it, so
+        # acknowledging only frees local state and nothing is ever redelivered.
+        presettled = options.presettles_consumer(port.mode, destination.is_topic)
+        self._presettled = presettled
         if subscription is None:
             spec = LinkSpec(
                 name=f"jmspy:receiver:{self._consumer_id}:{address}",
@@ -173,6 +178,7 @@ class MessageConsumer(
                 capabilities=(destination.kind,),
                 selector=selector,
                 no_local=no_local,
+                presettled=presettled,
             )
         else:
             # Subscription links follow Qpid JMS's names and capabilities so a Java and a
@@ -185,6 +191,7 @@ class MessageConsumer(
                 no_local=no_local,
                 durable=subscription.durable,
                 distribution_copy=subscription.durable,
+                presettled=presettled,
             )
 
         spec.extra.update(link_profile(adapter))
@@ -348,6 +355,10 @@ class MessageConsumer(
             session.track_unacked(inbound)
         elif mode == SESSION_TRANSACTED:
             self._receiver.settle(inbound, "accepted", txn_id=session.txn_for_work()[0])
+        elif mode in NOT_ACKNOWLEDGED:
+            # Consumed as it is handed over, as Qpid JMS does (JMS-68): a listener that raises
+            # gets nothing again. The link is presettled: only local state is freed.
+            self._receiver.settle(inbound, "accepted")
         session.begin_listener_delivery(inbound)
         failed = False
         self._listener_thread = threading.current_thread()

@@ -13,7 +13,12 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from ._modes import ACKNOWLEDGED_BY_APPLICATION, AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
+from ._modes import (
+    ACKNOWLEDGED_BY_APPLICATION,
+    AUTO_ACKNOWLEDGE,
+    DUPS_OK_ACKNOWLEDGE,
+    NOT_ACKNOWLEDGED,
+)
 
 if TYPE_CHECKING:
     from ._amqp.provider import AmqpReceiver, InboundDelivery
@@ -82,7 +87,9 @@ class HandOver:
         mode = self._port.mode
         if mode in ACKNOWLEDGED_BY_APPLICATION:
             self._port.track_unacked(inbound)
-        elif mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
+        elif mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE) or mode in NOT_ACKNOWLEDGED:
+            # (No-acknowledgement modes, JMS-68: the link is presettled, so this only frees
+            # the delivery's local state; nothing goes on the wire.)
             self._receiver.settle(inbound, "accepted")
         else:
             # SESSION_TRANSACTED: accepted within the transaction; commit or rollback decides.

@@ -42,6 +42,7 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
     _policy: RedeliveryPolicy
     _default_policy: RedeliveryPolicy
     _closed: bool
+    _presettled: bool
     _cv: threading.Condition
     _buffer: collections.deque[InboundDelivery] | PriorityBuffer
     _listener: ListenerLike | None
@@ -113,7 +114,9 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
         application itself, counting the attempt, while other messages keep flowing."""
         policy = self._policy
         receiver = self._receiver
-        client_side = self._connection.adapter.client_redelivery
+        # A presettled consumer's broker has settled the message already and cannot send it
+        # again (rule WM-17): the client redelivers it itself, as for a broker that does not.
+        client_side = self._connection.adapter.client_redelivery or self._presettled
         # Messages with the same attempt count wait the same delay: redeliver them together
         # so a failed batch comes back whole and in its order.
         waiting: dict[int, list[InboundDelivery]] = {}

@@ -16,10 +16,12 @@ from ._runtime import runtime
 from ._twins.context import JMSContextTwins
 from .connection import (
     ACKNOWLEDGE_MODES,
+    ARTEMIS_PRE_ACKNOWLEDGE,
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
     INDIVIDUAL_ACKNOWLEDGE,
+    NO_ACKNOWLEDGE,
     SESSION_TRANSACTED,
     Connection,
     ConnectionMetaData,
@@ -83,6 +85,8 @@ class JMSContext(JMSContextTwins):
     CLIENT_ACKNOWLEDGE = CLIENT_ACKNOWLEDGE
     DUPS_OK_ACKNOWLEDGE = DUPS_OK_ACKNOWLEDGE
     INDIVIDUAL_ACKNOWLEDGE = INDIVIDUAL_ACKNOWLEDGE
+    ARTEMIS_PRE_ACKNOWLEDGE = ARTEMIS_PRE_ACKNOWLEDGE
+    NO_ACKNOWLEDGE = NO_ACKNOWLEDGE
 
     def __init__(self, shared: _SharedConnection, session_mode: int) -> None:
         if session_mode not in ACKNOWLEDGE_MODES:
@@ -334,8 +338,8 @@ class JMSContext(JMSContextTwins):
     def getSessionMode(self) -> int:
         """The session mode given at creation.
 
-        AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE, SESSION_TRANSACTED or
-        INDIVIDUAL_ACKNOWLEDGE (101).
+        AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE, SESSION_TRANSACTED,
+        INDIVIDUAL_ACKNOWLEDGE (101), ARTEMIS_PRE_ACKNOWLEDGE (100) or NO_ACKNOWLEDGE (257).
         """
         self._check_closed()
         return self._mode
@@ -375,7 +379,8 @@ class JMSContext(JMSContextTwins):
         """Acknowledge every message consumed by this context's session (CLIENT_ACKNOWLEDGE).
 
         A no-op in the other session modes, INDIVIDUAL_ACKNOWLEDGE included (as in Qpid JMS:
-        there each message is acknowledged with its own ``acknowledge()``, rule JMS-67).
+        there each message is acknowledged with its own ``acknowledge()``, rule JMS-67), and
+        the no-acknowledgement modes (JMS-68).
         Raises IllegalStateRuntimeException when the context is closed (JMS-54), and when
         messages delivered before a reconnect could not be acknowledged (the broker
         redelivers them).

@@ -26,6 +26,7 @@ from ._limits import (
     MIN_IDLE_TIMEOUT_MS,
     UINT_MAX,
 )
+from ._modes import NOT_ACKNOWLEDGED, SESSION_TRANSACTED
 from .errors import IllegalArgumentException
 from .redelivery import RedeliveryPolicy
 
@@ -70,6 +71,15 @@ class ConnectionOptions(BaseModel):
     )
     durable_topic_prefetch: int = Field(
         1000, alias="jms.prefetchPolicy.durableTopicPrefetch", ge=0, le=32767
+    )
+    # Qpid JMS's presettle policy, its consumer half (rule WM-17): such consumers attach
+    # with snd-settle-mode settled and acknowledge nothing. Never in a transacted session.
+    presettle_consumers: bool = Field(False, alias="jms.presettlePolicy.presettleConsumers")
+    presettle_queue_consumers: bool = Field(
+        False, alias="jms.presettlePolicy.presettleQueueConsumers"
+    )
+    presettle_topic_consumers: bool = Field(
+        False, alias="jms.presettlePolicy.presettleTopicConsumers"
     )
     deserialization_allow_list: str = Field("", alias="jms.deserializationPolicy.allowList")
     deserialization_deny_list: str = Field("", alias="jms.deserializationPolicy.denyList")
@@ -212,6 +222,16 @@ class ConnectionOptions(BaseModel):
             self.disabled_cipher_suites,
         )
 
+    def presettles_consumer(self, mode: int, is_topic: bool) -> bool:
+        """Whether a consumer of a session in ``mode`` on a topic or a queue is presettled:
+        always in the no-acknowledgement modes, never in a transacted session, else as the
+        presettle policy says (Qpid JMS's JmsDefaultPresettlePolicy; rules JMS-68, WM-17)."""
+        if mode == SESSION_TRANSACTED:
+            return False
+        if mode in NOT_ACKNOWLEDGED or self.presettle_consumers:
+            return True
+        return self.presettle_topic_consumers if is_topic else self.presettle_queue_consumers
+
     def prefetch_for(self, kind: str) -> int:
         """Prefetch for a consumer kind: queue, topic, durable, browser."""
         if self.prefetch_all is not None:
@@ -227,6 +247,25 @@ class ConnectionOptions(BaseModel):
         # Secrets are already masked by SecretStr; keep the repr short too.
         return [(k, v) for k, v in super().__repr_args__() if v is not None]
 
+
+# Qpid JMS options jmspy refuses by name rather than as unknown, with the reason. jmspy's sends
+# are always unsettled (a send completes when the broker settles it, and failover resends
+# what it has not settled), so the producer half of the presettle policy is not there.
+_PRESETTLED_SENDS = (
+    "jmspy never sends presettled, a send completes when the broker settles it; the consumer "
+    "half is jms.presettlePolicy.presettleConsumers, presettleQueueConsumers and "
+    "presettleTopicConsumers [rule WM-17]"
+)
+_NOT_IMPLEMENTED = {
+    f"jms.presettlePolicy.{name}": _PRESETTLED_SENDS
+    for name in (
+        "presettleAll",
+        "presettleProducers",
+        "presettleTopicProducers",
+        "presettleQueueProducers",
+        "presettleTransactedProducers",
+    )
+}
 
 _ALIASES = {f.alias: name for name, f in ConnectionOptions.model_fields.items() if f.alias}
 _FIELDS = set(ConnectionOptions.model_fields)
@@ -290,6 +329,11 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
         given: dict[str, str] = {}
         for key, value in source.items():
             name = _ALIASES.get(key, key if key in _FIELDS else None)
+            if name is None and key in _NOT_IMPLEMENTED:
+                raise IllegalArgumentException(
+                    f"connection option {key!r} (Qpid JMS) is not implemented: "
+                    f"{_NOT_IMPLEMENTED[key]}"
+                )
             if name is None:
                 raise IllegalArgumentException(
                     f"unknown connection option {key!r}; known options: "

@@ -14,10 +14,13 @@ from ._dispatch_pool import DispatchPool
 from ._modes import (
     ACKNOWLEDGE_MODES,
     ACKNOWLEDGED_BY_APPLICATION,
+    ARTEMIS_PRE_ACKNOWLEDGE,
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
     INDIVIDUAL_ACKNOWLEDGE,
+    NO_ACKNOWLEDGE,
+    NOT_ACKNOWLEDGED,
     SESSION_TRANSACTED,
 )
 from ._ports import ConnectionPort, ConsumerHooks, SessionHooks, SessionPort
@@ -63,6 +66,8 @@ class Session(
     CLIENT_ACKNOWLEDGE = CLIENT_ACKNOWLEDGE
     DUPS_OK_ACKNOWLEDGE = DUPS_OK_ACKNOWLEDGE
     INDIVIDUAL_ACKNOWLEDGE = INDIVIDUAL_ACKNOWLEDGE
+    ARTEMIS_PRE_ACKNOWLEDGE = ARTEMIS_PRE_ACKNOWLEDGE
+    NO_ACKNOWLEDGE = NO_ACKNOWLEDGE
 
     def __init__(
         self,
@@ -472,8 +477,8 @@ class Session(
         return self._mode == SESSION_TRANSACTED
 
     def getAcknowledgeMode(self) -> int:
-        """The session mode: AUTO_, CLIENT_, DUPS_OK_, INDIVIDUAL_ACKNOWLEDGE (101) or
-        SESSION_TRANSACTED."""
+        """The session mode: AUTO_, CLIENT_, DUPS_OK_, INDIVIDUAL_ACKNOWLEDGE (101),
+        ARTEMIS_PRE_ACKNOWLEDGE (100), NO_ACKNOWLEDGE (257) or SESSION_TRANSACTED."""
         self._check_closed()
         return self._mode
 
@@ -482,6 +487,8 @@ class Session(
         self._check_closed()
         if self._mode == SESSION_TRANSACTED:
             raise IllegalStateException("Cannot call recover() on a transacted session")
+        if self._mode in NOT_ACKNOWLEDGED:
+            return  # every message was consumed as it was handed over (JMS-68)
         on_dispatch = self._is_dispatch_thread(threading.current_thread())
         if self._mode in ACKNOWLEDGED_BY_APPLICATION:
             with self._delivery_lock:

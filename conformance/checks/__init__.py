@@ -10,4 +10,5 @@ from . import (  # noqa: F401
     security,
     selectors,
     wire,
+    wire_settlement,
 )

@@ -1,6 +1,6 @@
-"""JMS-32..JMS-65 and JMS-67: the JMS 2.0 client rules of producers, JMSProducer, JMSContext
-and consumers (numbers from the project's JMS checklist; connections and sessions are in
-jms_api), and Qpid JMS's INDIVIDUAL_ACKNOWLEDGE."""
+"""JMS-32..JMS-65, JMS-67 and JMS-68: the JMS 2.0 client rules of producers, JMSProducer,
+JMSContext and consumers (numbers from the project's JMS checklist; connections and sessions
+are in jms_api), and Qpid JMS's INDIVIDUAL_ACKNOWLEDGE and no-acknowledgement modes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,15 @@ from jmspy import DeliveryMode
 from ..context import CheckContext
 from ..model import Verdict, passed
 from ..registry import check
-from ._support import Deliveries, drain, now_ms, queue_session, send_texts, text_of
+from ._support import (
+    Deliveries,
+    drain,
+    now_ms,
+    queue_session,
+    send_texts,
+    text_of,
+    wait_buffered,
+)
 
 
 @check("JMS-32")
@@ -497,3 +505,39 @@ def jms67(ctx: CheckContext) -> Verdict:
     context.acknowledge()  # nothing to do in this mode: no error, no effect
     ctx.expect_equal(context.getSessionMode(), 101, "JMSContext.getSessionMode()")
     return passed("acknowledge() settled only its message; recover() gave back only the rest")
+
+
+@check("JMS-68")
+def jms68(ctx: CheckContext) -> Verdict:
+    observed = []
+    for mode in (jmspy.NO_ACKNOWLEDGE, jmspy.ARTEMIS_PRE_ACKNOWLEDGE):
+        connection, session, queue = queue_session(ctx, mode)
+        ctx.expect_equal(session.getAcknowledgeMode(), mode, "getAcknowledgeMode()")
+        send_texts(session, queue, ["a", "b", "c", "d"])
+        consumer = session.createConsumer(queue)
+        connection.start()
+        first = consumer.receive(5000)
+        ctx.expect(first is not None, "null", "a", f"receive in mode {mode}")
+        first.acknowledge()  # nothing to acknowledge: no error, no effect
+        session.recover()  # nothing to deliver again
+        second = consumer.receive(5000)
+        ctx.expect_equal(
+            [text_of(m) for m in (first, second) if m is not None], ["a", "b"], "first receives"
+        )
+        # c and d were sent by the broker settled: once they are here, closing the consumer
+        # leaves nothing on the queue (in AUTO_ACKNOWLEDGE they would be released back).
+        ctx.expect(wait_buffered(consumer, 2), "fewer", "c and d prefetched", "prefetch")
+        consumer.close()
+        reader = ctx.connection()
+        reader_session = reader.createSession()
+        reader.start()
+        left = drain(reader_session.createConsumer(reader_session.createQueue(queue.name)), 1000)
+        ctx.expect_equal([text_of(m) for m in left], [], f"left on the queue (mode {mode})")
+        observed.append(mode)
+    context = ctx.context(jmspy.NO_ACKNOWLEDGE)
+    ctx.expect_equal(context.getSessionMode(), 257, "JMSContext.getSessionMode()")
+    context.acknowledge()  # nothing to do in this mode
+    return passed(
+        f"modes {observed}: consumed as sent; acknowledge() and recover() did nothing, and "
+        "prefetched messages were not returned on close"
+    )

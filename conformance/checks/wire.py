@@ -1,4 +1,4 @@
-"""WM-1..WM-16: the JMS <-> AMQP 1.0 mapping, observed with a bare proton client.
+"""WM-1..WM-15: the JMS <-> AMQP 1.0 mapping, observed with a bare proton client.
 
 Send-side checks send with jmspy and read the transfer back through the broker with
 :class:`~jmspy.conformance.raw.RawClient`, which splits it into AMQP sections itself; receive-side
@@ -21,7 +21,7 @@ from ..model import Verdict, passed
 from ..raw import RawMessage, amqp_type, parse_sections
 from ..registry import check
 from ._held import LATE_RELEASE_LIMIT_S
-from ._support import drain, text_of
+from ._support import drain
 
 
 def _raw_one(
@@ -564,84 +564,3 @@ def wm15(ctx: CheckContext) -> Verdict:
     ctx.expect_equal(got, [kind for _, kind in cases], "JMS types of unannotated messages")
     ctx.expect_equal(drain(consumer, 100), [], "extra messages")
     return passed("unannotated messages typed by body: " + ", ".join(got))
-
-
-def _disposition_state(frame: str) -> str:
-    """The outcome of a traced disposition frame, with modified's flags."""
-    for outcome in ("accepted", "rejected", "released", "modified"):
-        if f"@{outcome}(" in frame:
-            break
-    else:
-        return "none"
-    if outcome == "modified":
-        if "delivery-failed=true" in frame:
-            outcome += "+failed"
-        if "undeliverable-here=true" in frame:
-            outcome += "+undeliverable"
-    return outcome
-
-
-@check("WM-16")
-def wm16(ctx: CheckContext) -> Verdict:
-    connection = ctx.traced_connection()
-    session = connection.createSession(jmspy.CLIENT_ACKNOWLEDGE)
-    # One queue per outcome: a message released or modified goes back to its own queue and
-    # cannot come round again to a receive meant for the next one.
-    queues = [session.createQueue(ctx.name()) for _ in range(5)]
-    producer = session.createProducer(None)
-    for ack_type, queue in enumerate(queues, start=1):
-        producer.send(queue, session.createTextMessage(str(ack_type)))
-    connection.start()
-
-    def dispositions() -> list[str]:
-        return [f for f in ctx.frames_sent("@disposition") if "role=true" in f]
-
-    # One acknowledgement at a time, its frame awaited before the next: accepted outcomes
-    # are written by the engine thread in ranges, the others as they come, so frames of
-    # acknowledgements made back to back need not leave in call order. Closing the consumer
-    # may release a message the broker delivered again (released, modified): not counted.
-    settled: list[str] = []
-    for ack_type, queue in enumerate(queues, start=1):
-        consumer = session.createConsumer(queue)
-        message = consumer.receive(5000)
-        ctx.expect(message is not None, "null", f"message {ack_type}", "receive")
-        message.setIntProperty("JMS_AMQP_ACK_TYPE", ack_type)
-        before = len(dispositions())
-        message.acknowledge()  # the only unacknowledged message of the session
-
-        def written(before: int = before) -> bool:
-            return len(dispositions()) > before
-
-        ctx.wait_for(written, 5.0)
-        frames = dispositions()
-        settled.append(frames[before] if len(frames) > before else "(no disposition)")
-        consumer.close()
-    for frame in settled:
-        ctx.note(frame.split(" -> ", 1)[-1][:160])
-    expected = ["accepted", "rejected", "released", "modified+failed"]
-    expected.append("modified+failed+undeliverable")
-    if not ctx.profile.modified_outcome:
-        # The adapter says the broker does not take modified: jmspy sends the nearest outcome
-        # it understands (released, or rejected for undeliverable-here).
-        expected[3:] = ["released", "rejected"]
-        ctx.note(f"{ctx.profile.name}: modified is sent as released / rejected (adapter)")
-    ctx.expect_equal(
-        [_disposition_state(f) for f in settled],
-        expected,
-        "disposition outcomes for JMS_AMQP_ACK_TYPE 1..5",
-    )
-    auto = connection.createSession()
-    auto_queue = auto.createQueue(ctx.name())
-    auto.createProducer(auto_queue).send(auto.createTextMessage("auto"))
-    received = auto.createConsumer(auto_queue).receive(5000)
-    ctx.expect(received is not None, "null", "a message", "AUTO_ACKNOWLEDGE receive")
-    ctx.expect_raises(
-        jmspy.JMSException,
-        partial(received.setIntProperty, "JMS_AMQP_ACK_TYPE", 2),
-        "JMS_AMQP_ACK_TYPE on an AUTO_ACKNOWLEDGE message",
-    )
-    session.close()
-    reader = connection.createSession()
-    left = [text_of(m) for queue in queues for m in drain(reader.createConsumer(queue), 300)]
-    ctx.note(f"back on their queues, as the broker treats each outcome: {left}")
-    return passed("acknowledge() settled with the outcome JMS_AMQP_ACK_TYPE named")

@@ -24,6 +24,7 @@ from jmspy import (
 from .client_support import OUTCOMES, Clients, clients_fixture, wire_barrier
 from .conftest import PeerFactory
 from .peer import EndRecord, LinkScript, Outcome, ScriptedPeer
+from .peer_coordinator import Coordinator
 
 JMS_SELECTOR_CODE = 0x0000468C00000004
 NO_LOCAL_CODE = 0x0000468C00000003
@@ -322,6 +323,68 @@ def test_consumer_settle_modes(peer: ScriptedPeer, clients: Clients):
     attach = peer.wait_for_attach("q", role="receiver")
     assert attach.snd_settle_mode == 0  # the peer sends unsettled: the client settles
     assert attach.rcv_settle_mode in (None, 0)
+
+
+@pytest.mark.parametrize(
+    ("query", "mode", "kind", "presettled"),
+    [
+        ("", 257, "queue", True),  # NO_ACKNOWLEDGE (rule JMS-68)
+        ("", 100, "topic", True),  # ARTEMIS_PRE_ACKNOWLEDGE
+        ("jms.presettlePolicy.presettleConsumers=true", 1, "topic", True),
+        ("jms.presettlePolicy.presettleQueueConsumers=true", 2, "queue", True),
+        ("jms.presettlePolicy.presettleQueueConsumers=true", 1, "topic", False),
+        ("jms.presettlePolicy.presettleTopicConsumers=true", 3, "topic", True),
+        ("jms.presettlePolicy.presettleTopicConsumers=true", 1, "queue", False),
+        ("jms.presettlePolicy.presettleConsumers=true", 101, "queue", True),
+    ],
+)
+def test_presettled_consumers_attach_settled(
+    peer: ScriptedPeer, clients: Clients, query: str, mode: int, kind: str, presettled: bool
+):
+    """Rule WM-17: which consumers the no-acknowledgement modes and the presettle policy
+    presettle, as Qpid JMS's JmsDefaultPresettlePolicy decides."""
+    session = clients.connect(peer, query=query).createSession(mode)
+    destination = session.createQueue("d") if kind == "queue" else session.createTopic("d")
+
+    session.createConsumer(destination)
+
+    attach = peer.wait_for_attach("d", role="receiver")
+    assert attach.snd_settle_mode == (1 if presettled else 0)
+
+
+def test_a_transacted_consumer_is_never_presettled(
+    peer: ScriptedPeer, clients: Clients, coordinator: Coordinator
+):
+    connection = clients.connect(peer, query="jms.presettlePolicy.presettleConsumers=true")
+    session = connection.createSession(True, 0)
+
+    session.createConsumer(session.createQueue("q"))
+
+    attach = peer.wait_for_attach("q", role="receiver")
+    assert attach.snd_settle_mode == 0
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        "presettleAll",
+        "presettleProducers",
+        "presettleTopicProducers",
+        "presettleQueueProducers",
+        "presettleTransactedProducers",
+    ],
+)
+def test_presettled_sends_are_refused_by_name(option: str):
+    """jmspy never sends presettled: Qpid JMS's producer presettle options are refused with
+    the reason and the rule, not as unknown options (rule WM-17)."""
+    from jmspy import ConnectionFactory, IllegalArgumentException
+
+    with pytest.raises(IllegalArgumentException) as refused:
+        ConnectionFactory(f"amqp://127.0.0.1:5672?jms.presettlePolicy.{option}=true")
+    message = str(refused.value)
+    assert f"jms.presettlePolicy.{option}" in message
+    assert "not implemented" in message and "[rule WM-17]" in message
+    assert "known options" not in message
 
 
 def test_consumer_source_default_outcome_is_modified_delivery_failed(
