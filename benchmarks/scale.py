@@ -3,6 +3,7 @@ one queue (competing consumers), move N non-persistent messages sent from the sa
 
     python benchmarks/scale.py [-n 20000] [--size 1024] [--connections 1,10,100]
                                [--shared-threads 1] [--rounds 3] [--no-qpid-jms]
+                               [--session-mode auto|no-ack]
 
 Every connection count runs in two modes, in interleaved rounds: with an engine thread per
 connection and a dispatch thread per session (the default), and with
@@ -24,6 +25,10 @@ yardstick for jmspy's. ``--no-qpid-jms`` leaves it out (no Java or Maven needed 
 Uses JMSPY_BROKER_URL (and JMSPY_BROKER_USER / JMSPY_BROKER_PASSWORD) when set, otherwise a
 local Apache Artemis for the run. Nothing is asserted about speed; a lost or duplicated
 message fails the run.
+
+``--session-mode no-ack`` gives the consumers' sessions mode 257 (NO_ACKNOWLEDGE, Qpid JMS's
+no-acknowledgement mode, both clients): presettled consumers, so no acknowledgement is written
+back. At most once, so not the default; it shows what the acknowledgements cost.
 """
 
 from __future__ import annotations
@@ -105,7 +110,12 @@ class Result:
     broker_cpu_us: float | None  # the broker's processes likewise (a broker we started)
 
 
-def run(info: BrokerInfo, connections: int, count: int, size: int, shared: int) -> Result:
+SESSION_MODES = {"auto": jmspy.AUTO_ACKNOWLEDGE, "no-ack": jmspy.NO_ACKNOWLEDGE}
+
+
+def run(
+    info: BrokerInfo, connections: int, count: int, size: int, shared: int, session_mode: int
+) -> Result:
     """One run."""
     options: dict[str, Any] = {}
     if shared > 0:
@@ -118,7 +128,7 @@ def run(info: BrokerInfo, connections: int, count: int, size: int, shared: int) 
         for _ in range(connections):
             connection = factory.createConnection()
             opened.append(connection)
-            session = connection.createSession()
+            session = connection.createSession(session_mode)
             consumer = session.createConsumer(session.createQueue(queue_name))
             consumer.setMessageListener(counter)
             connection.start()
@@ -166,7 +176,12 @@ def run(info: BrokerInfo, connections: int, count: int, size: int, shared: int) 
 
 
 def java_run(
-    java: qpid_jms.QpidJmsProgram, connections: int, count: int, size: int, shared: int
+    java: qpid_jms.QpidJmsProgram,
+    connections: int,
+    count: int,
+    size: int,
+    shared: int,
+    session_mode: int,
 ) -> Result:
     """The same run in the Qpid JMS program's JVM (see QpidJmsBench.scale)."""
     info = java.info
@@ -180,6 +195,7 @@ def java_run(
         size=size,
         connections=connections,
         sharedThreads=max(0, shared),
+        sessionMode=session_mode,
     )
     broker_cpu_after = broker_cpu_s(info)
     if answer["count"] != count or answer["duplicates"]:
@@ -215,7 +231,14 @@ def main() -> int:
     parser.add_argument(
         "--no-qpid-jms", action="store_true", help="leave out the Java reference (Qpid JMS)"
     )
+    parser.add_argument(
+        "--session-mode",
+        choices=sorted(SESSION_MODES),
+        default="auto",
+        help="the consumers' session mode: auto (AUTO_ACKNOWLEDGE) or no-ack (NO_ACKNOWLEDGE)",
+    )
     args = parser.parse_args()
+    session_mode = SESSION_MODES[args.session_mode]
     counts = [int(c) for c in args.connections.split(",")]
     modes = (-1, args.shared_threads)
     print(versions_line())
@@ -230,9 +253,9 @@ def main() -> int:
 
             def one(client: str, connections: int, count: int, shared: int) -> Result:
                 if client == "jmspy":
-                    return run(info, connections, count, args.size, shared)
+                    return run(info, connections, count, args.size, shared, session_mode)
                 assert java is not None
-                return java_run(java, connections, count, args.size, shared)
+                return java_run(java, connections, count, args.size, shared, session_mode)
 
             # Not timed: one short run of every configuration first. The first runs pay
             # imports, address creation and the broker's JIT warm-up for that many consumers
@@ -286,8 +309,9 @@ def main() -> int:
                 )
     print(f"load average at end: {os.getloadavg()}")
     print(
-        f"{args.n} non-persistent messages of {args.size} bytes per run, {args.rounds} rounds; "
-        "median [min-max]; ratios are per round, to the "
+        f"{args.n} non-persistent messages of {args.size} bytes per run, {args.rounds} rounds, "
+        f"consumers in {args.session_mode} sessions; median [min-max]; ratios are per round, "
+        "to the "
         f"{base}-connection run"
     )
     print(

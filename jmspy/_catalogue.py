@@ -799,7 +799,8 @@ _MORE_RULES = _rules(
         "Qpid JMS's no-acknowledgement modes, has presettled consumers (rule WM-17): a message "
         "counts as consumed once the broker sends it, so a message a listener fails on is not "
         "delivered again, recover() and acknowledge() do nothing, and prefetched messages not "
-        "yet handed over when the consumer or the connection closes are lost.",
+        "yet handed over when the consumer or the connection closes are lost (a failover "
+        "reconnect keeps them and hands them over).",
         source="Qpid JMS no-acknowledge session modes (JmsSession.isNoAcknowledge, "
         "JmsDefaultPresettlePolicy)",
         level="client",
@@ -951,15 +952,19 @@ _MORE_RULES = _rules(
     ),
     Rule(
         id="WM-17",
-        title="Presettled consumers attach settled and send no disposition",
+        title="The presettle policy: settled links, no dispositions",
         text="A consumer of a NO_ACKNOWLEDGE or ARTEMIS_PRE_ACKNOWLEDGE session (JMS-68), or one "
-        "the presettle policy names (jms.presettlePolicy.presettleConsumers, "
+        "the presettle policy names (jms.presettlePolicy.presettleAll, presettleConsumers, "
         "presettleQueueConsumers, presettleTopicConsumers; never in a transacted session), "
         "attaches its receiver link with snd-settle-mode settled and sends no disposition for "
-        "what it receives. In AUTO_ACKNOWLEDGE a message its listener fails on is delivered "
-        "again by the client, since the broker cannot. jmspy never sends presettled: the "
-        "producer options of the policy raise IllegalArgumentException.",
-        source=f"{AMQP_MAPPING} (JmsDefaultPresettlePolicy, AmqpConsumerBuilder)",
+        "what it receives; in AUTO_ACKNOWLEDGE a message its listener fails on is delivered "
+        "again by the client, since the broker cannot. A producer the policy names "
+        "(presettleAll, presettleProducers, presettleQueueProducers, presettleTopicProducers, "
+        "presettleTransactedProducers) attaches settled and sends settled transfers, each send "
+        "done once written (an anonymous producer's link stays "
+        "unsettled unless every send is presettled, and settles the sends the policy names).",
+        source=f"{AMQP_MAPPING} (JmsDefaultPresettlePolicy, AmqpConsumerBuilder, "
+        "AmqpProducerBuilder, AmqpFixedProducer)",
         level="wire",
     ),
 )

@@ -281,9 +281,13 @@ class MessageConsumer(
 
     def _on_interrupted(self, error: JMSException) -> None:
         """Engine thread: the transport is lost. Prefetched messages the application never
-        saw are dropped (the broker redelivers them); those it did see are remembered."""
+        saw are dropped (the broker redelivers them); those it did see are remembered. A
+        presettled consumer keeps its prefetched messages: the broker settled them when it
+        sent them and will not send them again, so dropping them would lose them (Qpid JMS
+        drops them; rules JMS-68, WM-17)."""
         with self._cv:
-            self._buffer.clear()
+            if not self._presettled:
+                self._buffer.clear()
             if self._failover_ids is not None:
                 self._failover_ids.interrupted(self._receiver.prefetch)
             self._cv.notify_all()

@@ -42,6 +42,7 @@ class HandOver:
         _receiver: AmqpReceiver
         _buffer: collections.deque[InboundDelivery] | PriorityBuffer
         _local_expiry: bool
+        _presettled: bool
         _failover_ids: FailoverRedeliveries | None
         _policy: RedeliveryPolicy
 
@@ -53,12 +54,17 @@ class HandOver:
         while self._buffer:
             inbound = self._buffer.popleft()
             if inbound.epoch != connection.epoch:
-                # Its transport is gone (failover): it can no longer be acknowledged and the
-                # broker sends it again. The engine thread empties the buffer when it learns
-                # of the loss, but it needs this lock for that, and a receive() loop that keeps
-                # finding messages would otherwise hand out the whole prefetch first.
-                continue
-            self._receiver.credit_consumed()
+                if not self._presettled:
+                    # Its transport is gone (failover): it can no longer be acknowledged and
+                    # the broker sends it again. The engine thread empties the buffer when it
+                    # learns of the loss, but it needs this lock for that, and a receive()
+                    # loop that keeps finding messages would otherwise hand out the whole
+                    # prefetch first.
+                    continue
+                # Presettled: the broker will not send it again, so it is handed over; its
+                # credit was the old link's (the new one granted a full window).
+            else:
+                self._receiver.credit_consumed()
             if self._local_expiry:
                 expiration = inbound.message.getJMSExpiration()
                 if expiration and expiration <= time.time_ns() // 1_000_000:

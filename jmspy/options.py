@@ -72,8 +72,20 @@ class ConnectionOptions(BaseModel):
     durable_topic_prefetch: int = Field(
         1000, alias="jms.prefetchPolicy.durableTopicPrefetch", ge=0, le=32767
     )
-    # Qpid JMS's presettle policy, its consumer half (rule WM-17): such consumers attach
-    # with snd-settle-mode settled and acknowledge nothing. Never in a transacted session.
+    # Qpid JMS's presettle policy (rule WM-17): such consumers attach with snd-settle-mode
+    # settled and acknowledge nothing (never in a transacted session); such producers send
+    # settled and their sends are done once written. At most once, both.
+    presettle_all: bool = Field(False, alias="jms.presettlePolicy.presettleAll")
+    presettle_producers: bool = Field(False, alias="jms.presettlePolicy.presettleProducers")
+    presettle_topic_producers: bool = Field(
+        False, alias="jms.presettlePolicy.presettleTopicProducers"
+    )
+    presettle_queue_producers: bool = Field(
+        False, alias="jms.presettlePolicy.presettleQueueProducers"
+    )
+    presettle_transacted_producers: bool = Field(
+        False, alias="jms.presettlePolicy.presettleTransactedProducers"
+    )
     presettle_consumers: bool = Field(False, alias="jms.presettlePolicy.presettleConsumers")
     presettle_queue_consumers: bool = Field(
         False, alias="jms.presettlePolicy.presettleQueueConsumers"
@@ -228,9 +240,21 @@ class ConnectionOptions(BaseModel):
         presettle policy says (Qpid JMS's JmsDefaultPresettlePolicy; rules JMS-68, WM-17)."""
         if mode == SESSION_TRANSACTED:
             return False
-        if mode in NOT_ACKNOWLEDGED or self.presettle_consumers:
+        if mode in NOT_ACKNOWLEDGED or self.presettle_all or self.presettle_consumers:
             return True
         return self.presettle_topic_consumers if is_topic else self.presettle_queue_consumers
+
+    def presettles_producer(self, mode: int, is_topic: bool | None) -> bool:
+        """Whether sends of a session in ``mode`` to a topic, a queue or, for ``None``, any
+        destination (an anonymous producer's link) go presettled, as Qpid JMS's
+        JmsDefaultPresettlePolicy decides (rule WM-17)."""
+        if self.presettle_all or self.presettle_producers:
+            return True
+        if is_topic is None:
+            return False
+        if mode == SESSION_TRANSACTED and self.presettle_transacted_producers:
+            return True
+        return self.presettle_topic_producers if is_topic else self.presettle_queue_producers
 
     def prefetch_for(self, kind: str) -> int:
         """Prefetch for a consumer kind: queue, topic, durable, browser."""
@@ -247,25 +271,6 @@ class ConnectionOptions(BaseModel):
         # Secrets are already masked by SecretStr; keep the repr short too.
         return [(k, v) for k, v in super().__repr_args__() if v is not None]
 
-
-# Qpid JMS options jmspy refuses by name rather than as unknown, with the reason. jmspy's sends
-# are always unsettled (a send completes when the broker settles it, and failover resends
-# what it has not settled), so the producer half of the presettle policy is not there.
-_PRESETTLED_SENDS = (
-    "jmspy never sends presettled, a send completes when the broker settles it; the consumer "
-    "half is jms.presettlePolicy.presettleConsumers, presettleQueueConsumers and "
-    "presettleTopicConsumers [rule WM-17]"
-)
-_NOT_IMPLEMENTED = {
-    f"jms.presettlePolicy.{name}": _PRESETTLED_SENDS
-    for name in (
-        "presettleAll",
-        "presettleProducers",
-        "presettleTopicProducers",
-        "presettleQueueProducers",
-        "presettleTransactedProducers",
-    )
-}
 
 _ALIASES = {f.alias: name for name, f in ConnectionOptions.model_fields.items() if f.alias}
 _FIELDS = set(ConnectionOptions.model_fields)
@@ -329,11 +334,6 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
         given: dict[str, str] = {}
         for key, value in source.items():
             name = _ALIASES.get(key, key if key in _FIELDS else None)
-            if name is None and key in _NOT_IMPLEMENTED:
-                raise IllegalArgumentException(
-                    f"connection option {key!r} (Qpid JMS) is not implemented: "
-                    f"{_NOT_IMPLEMENTED[key]}"
-                )
             if name is None:
                 raise IllegalArgumentException(
                     f"unknown connection option {key!r}; known options: "

@@ -135,6 +135,10 @@ class MessageProducer(MessageProducerTwins):
             name=f"jmspy:sender:{self._producer_id}:{next(self._link_seq)}:{address or ''}",
             address=address,
             capabilities=capabilities,
+            # Rule WM-17: a presettled link (an anonymous one only when every send is).
+            presettled=self._connection.options.presettles_producer(
+                self._port.mode, None if destination is None else destination.is_topic
+            ),
         )
         sender = self._session._amqp.create_sender(spec, self._max_in_flight)
         sender.async_failure_handler = self._port.connection_port.on_async_send_failure
@@ -501,14 +505,20 @@ class MessageProducer(MessageProducerTwins):
                 track = listener
             else:
                 track = async_send = NotifiedCompletion()
+        # An anonymous relay link decides per send, by the destination's kind (rule WM-17).
+        presettled = (
+            self._connection.options.presettles_producer(self._port.mode, destination.is_topic)
+            if link.spec.address is None
+            else None
+        )
         if self._port.mode == SESSION_TRANSACTED:
             # Transactional sends need no round trip each: commit waits for their outcomes.
             txn_id, txn_epoch = self._port.txn_for_work()
             link.txn_failure_handler = self._port.on_txn_failure
-            link.send(payload, False, self._send_timeout, txn_id, track, epoch=txn_epoch)
+            link.send(payload, False, self._send_timeout, txn_id, track, txn_epoch, presettled)
         else:
             try:
-                link.send(payload, sync, self._send_timeout, None, track)
+                link.send(payload, sync, self._send_timeout, None, track, None, presettled)
             except JMSException as exc:
                 raise _naming_destination(exc, destination) from exc
             finally:

@@ -95,11 +95,17 @@ class SessionAcknowledgements:
     def _settle_acknowledged(self, pending: list[InboundDelivery], ack_type: int) -> None:
         amqp = self._amqp_connection
         epoch = amqp.epoch
-        current = [d for d in pending if d.epoch == epoch]
+        # A presettled consumer's message (rule WM-17) was settled by the broker when it was
+        # sent: acknowledging it only frees local state, and none is lost with a connection.
+        current = [d for d in pending if d.epoch == epoch or d.receiver.spec.presettled]
         if amqp.failure is not None:
-            current, lost = [], pending
+            current, lost = [], [d for d in pending if not d.receiver.spec.presettled]
         else:
-            lost = [d for d in pending if d.epoch != epoch] if len(current) != len(pending) else []
+            lost = (
+                [d for d in pending if d.epoch != epoch and not d.receiver.spec.presettled]
+                if len(current) != len(pending)
+                else []
+            )
         outcome, failed, undeliverable = ACK_TYPE_OUTCOMES[ack_type]
         settle_grouped(current, outcome, failed, undeliverable)
         if lost:

@@ -1,5 +1,5 @@
-"""WM-16 and WM-17: how received messages are settled on the wire (the outcome
-JMS_AMQP_ACK_TYPE chooses, presettled consumers), read from the frames jmspy sent."""
+"""WM-16 and WM-17: how messages are settled on the wire (the outcome JMS_AMQP_ACK_TYPE
+chooses, presettled consumers and producers), read from the frames jmspy sent."""
 
 from __future__ import annotations
 
@@ -165,9 +165,33 @@ def wm17(ctx: CheckContext) -> Verdict:
         )
         connection.close()
         results.append(label)
-    ctx.expect_raises(
-        jmspy.IllegalArgumentException,
-        partial(ctx.connection, **{"jms.presettlePolicy.presettleProducers": "true"}),
-        "jms.presettlePolicy.presettleProducers",
+    # Producers: presettleQueueProducers settles the sends to a queue; the broker keeps them.
+    connection = ctx.traced_connection(**{"jms.presettlePolicy.presettleQueueProducers": "true"})
+    session = connection.createSession()
+    queue = session.createQueue(ctx.name())
+    producer = session.createProducer(queue)
+    texts = ["p1", "p2", "p3"]
+    for text in texts:
+        producer.send(session.createTextMessage(text))  # persistent: done once written
+    producer.close()
+    address = ctx.address(queue)
+    attaches = [f for f in ctx.frames_sent("@attach") if "role=false" in f and address in f]
+    ctx.expect(len(attaches) == 1, attaches, "one sender attach", "producer attach")
+    # The earlier cases' producers were not presettled: settled transfers are this one's.
+    settled = [f for f in ctx.frames_sent("@transfer") if "settled=true" in f]
+    ctx.note(f"producer: {len(settled)} of {len(texts)} transfers settled; {attaches[0][:160]}")
+    ctx.expect_equal(
+        ("snd-settle-mode=0x1" in attaches[0], len(settled)),
+        (True, len(texts)),
+        "presettled producer: settled attach, settled transfers",
     )
-    return passed("presettled consumers attached settled and sent no disposition; others did")
+    reader = ctx.connection()
+    reader_session = reader.createSession()
+    reader.start()
+    kept = drain(reader_session.createConsumer(reader_session.createQueue(queue.name)), 2000)
+    ctx.expect_equal([text_of(m) for m in kept], texts, "presettled sends on the queue")
+    connection.close()
+    return passed(
+        "presettled consumers attached settled and sent no disposition, others did; a "
+        "presettled producer attached settled, sent settled transfers, and the broker kept them"
+    )

@@ -1,5 +1,6 @@
 """A producer link: sends queued in an outbox, written as credit allows, kept until the peer
-settles them (and resent after a reconnect)."""
+settles them (and resent after a reconnect). A presettled send (Qpid JMS's presettle policy,
+rule WM-17) is settled as it is written and done then: at most once."""
 # Shares underscore members with the other modules of one provider (see jmspy/_amqp/__init__.py).
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class PendingSend:
     txn_id: bytes | None
     txn_epoch: int | None
     written: bool = False
+    # Sent settled: complete once written, never resent (the broker sends no outcome).
+    presettled: bool = False
 
 
 class AmqpSender(_LinkBase):
@@ -127,7 +130,9 @@ class AmqpSender(_LinkBase):
         source = link.source
         source.address = None
         _put_symbols(source.outcomes, OUTCOMES)
-        link.snd_settle_mode = Link.SND_UNSETTLED
+        # A presettled producer's link says so; an anonymous one whose sends are presettled
+        # by destination stays unsettled and sends those settled, as Qpid JMS does.
+        link.snd_settle_mode = Link.SND_SETTLED if self.spec.presettled else Link.SND_UNSETTLED
         link.rcv_settle_mode = Link.RCV_FIRST
         link.open()
 
@@ -144,12 +149,14 @@ class AmqpSender(_LinkBase):
         txn_id: bytes | None = None,
         track: Completion[None] | None = None,
         epoch: int | None = None,
+        presettled: bool | None = None,
     ) -> None:
         """Queue a transfer. A sync send waits for the peer's outcome; an async one does not
         but is bounded by the in-flight limit, so a slow peer slows the producer down.
 
         ``epoch`` (transactional sends): the connection epoch the transaction was declared in;
-        a send of a transaction that a reconnect has lost is dropped with it."""
+        a send of a transaction that a reconnect has lost is dropped with it. ``presettled``
+        (default: the link's): sent settled, done (a sync send returns) once it is written."""
         if self.failure is not None:
             raise IllegalStateException(
                 f"the producer link to {self.spec.address!r} has failed: {self.failure.reason}",
@@ -163,6 +170,7 @@ class AmqpSender(_LinkBase):
             )
         completion: Completion[None] | None = Completion() if sync else track
         pending = PendingSend(payload, completion, txn_id, epoch)
+        pending.presettled = self.spec.presettled if presettled is None else presettled
         with self._outbox_lock:
             self._outbox.append(pending)
             schedule = not self._flush_scheduled
@@ -278,6 +286,8 @@ class AmqpSender(_LinkBase):
         tags = self._tags
         for pending in ready:
             pending.written = True
+            # Presettled transfers get a tag too: Qpid JMS's are empty, but proton-c writes an
+            # empty tag as null, which brokers refuse (Artemis fails the connection).
             tag = str(next(tags)).encode()
             if pending.txn_id is not None:
                 # The transfer carries transactional-state(txn-id): it counts at commit only.
@@ -286,9 +296,18 @@ class AmqpSender(_LinkBase):
                 delivery.update(TRANSACTIONAL_STATE)
                 link.stream(pending.payload)
                 link.advance()
-                unsettled[delivery_ref(delivery)] = pending
+                sent = delivery_ref(delivery)
             else:
-                unsettled[start_transfer(ref, tag, pending.payload)] = pending
+                sent = start_transfer(ref, tag, pending.payload)
+            if not pending.presettled:
+                unsettled[sent] = pending
+                continue
+            # Settled before the transfer frame is written, so the frame says settled; the
+            # send is done (the broker answers nothing), and proton frees the delivery.
+            settle_ref(sent)
+            self._in_flight.release()
+            if pending.completion is not None:
+                pending.completion.succeed(None)
 
     def withdraw_transactional(self, txn_id: bytes, error: JMSException) -> int:
         """Take the sends of transaction ``txn_id`` that were never written out of the outbox,

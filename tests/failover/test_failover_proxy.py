@@ -260,6 +260,40 @@ def test_twenty_reconnects_leave_threads_and_fds_as_they_were(
     assert events.count("interrupted") == 20
 
 
+@pytest.mark.parametrize("mode", [jmspy.NO_ACKNOWLEDGE, jmspy.CLIENT_ACKNOWLEDGE])
+def test_a_presettled_consumer_keeps_its_prefetched_messages_across_a_cut(
+    failover_artemis: Any, fault_proxy: FaultProxy, shared_loop: dict[str, Any], mode: int
+) -> None:
+    """A presettled consumer's broker settled what it sent and will not send it again (rules
+    JMS-68, WM-17): what the consumer held when the connection was cut is handed over after
+    the reconnect (Qpid JMS drops it), in order, and nothing of it stays on the queue. In
+    CLIENT_ACKNOWLEDGE (presettled by the policy) acknowledging what was delivered before the
+    cut raises nothing: there was nothing for the broker to redeliver."""
+    info = failover_artemis
+    queue = unique_name("presettled")
+    preload(info, queue, 20)
+    events = Events()
+    options = {**shared_loop, "jms__presettlePolicy__presettleConsumers": "true"}
+    with _through(fault_proxy, info, **options).createConnection() as connection:
+        connection.setConnectionListener(events)
+        session = connection.createSession(mode)
+        consumer = session.createConsumer(session.createQueue(queue))
+        connection.start()
+        first = _take(consumer, 5)
+        wait_until(lambda: consumer.getPrefetchedCount() == 15, what="15 messages prefetched")
+        fault_proxy.cut()
+        events.wait("restored")
+        rest = _take(consumer, 15)
+        bodies = [m.getBody(str) for m in first + rest]
+        assert bodies == [str(i) for i in range(20)]
+        rest[-1].acknowledge()  # CLIENT_ACKNOWLEDGE: all of them, the first five included
+        assert consumer.receive(500) is None
+    assert (
+        drain_bodies(jmspy.ConnectionFactory(info.url, info.username, info.password), queue, 1000)
+        == {}
+    )
+
+
 # ---- without failover: the same honesty (hardening) ------------------------------------------
 
 

@@ -365,26 +365,72 @@ def test_a_transacted_consumer_is_never_presettled(
 
 
 @pytest.mark.parametrize(
-    "option",
+    ("query", "mode", "kind", "presettled"),
     [
-        "presettleAll",
-        "presettleProducers",
-        "presettleTopicProducers",
-        "presettleQueueProducers",
-        "presettleTransactedProducers",
+        ("jms.presettlePolicy.presettleAll=true", 1, "queue", True),
+        ("jms.presettlePolicy.presettleProducers=true", 0, "topic", True),
+        ("jms.presettlePolicy.presettleQueueProducers=true", 1, "queue", True),
+        ("jms.presettlePolicy.presettleQueueProducers=true", 1, "topic", False),
+        ("jms.presettlePolicy.presettleTopicProducers=true", 2, "topic", True),
+        ("jms.presettlePolicy.presettleTransactedProducers=true", 1, "queue", False),
+        ("jms.presettlePolicy.presettleConsumers=true", 1, "queue", False),
+        ("", 257, "queue", False),  # NO_ACKNOWLEDGE presettles consumers, not producers
     ],
 )
-def test_presettled_sends_are_refused_by_name(option: str):
-    """jmspy never sends presettled: Qpid JMS's producer presettle options are refused with
-    the reason and the rule, not as unknown options (rule WM-17)."""
-    from jmspy import ConnectionFactory, IllegalArgumentException
+def test_presettled_producers_attach_settled(
+    peer: ScriptedPeer,
+    clients: Clients,
+    coordinator: Coordinator,
+    query: str,
+    mode: int,
+    kind: str,
+    presettled: bool,
+):
+    """Rule WM-17: which producers the presettle policy presettles (JmsDefaultPresettlePolicy)."""
+    session = clients.connect(peer, query=query).createSession(mode)
+    destination = session.createQueue("d") if kind == "queue" else session.createTopic("d")
 
-    with pytest.raises(IllegalArgumentException) as refused:
-        ConnectionFactory(f"amqp://127.0.0.1:5672?jms.presettlePolicy.{option}=true")
-    message = str(refused.value)
-    assert f"jms.presettlePolicy.{option}" in message
-    assert "not implemented" in message and "[rule WM-17]" in message
-    assert "known options" not in message
+    session.createProducer(destination)
+
+    attach = peer.wait_for_attach("d", role="sender")
+    assert attach.snd_settle_mode == (1 if presettled else 0)
+
+
+def test_a_presettled_persistent_send_is_settled_and_does_not_wait(
+    make_peer: PeerFactory, clients: Clients
+):
+    peer = make_peer(links={"silent": LinkScript(outcome=None)})  # never settles
+    query = "jms.presettlePolicy.presettleProducers=true"
+    connection = clients.connect(peer, query=query, send_timeout=500, close_timeout=500)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("silent"))
+
+    # Persistent, so synchronous: unsettled it would fail after send_timeout (see above).
+    for text in ("a", "b"):
+        producer.send(session.createTextMessage(text))
+
+    transfers = peer.wait_for_transfers(2)
+    assert [t.settled for t in transfers] == [True, True]
+    # Tagged all the same: proton-c would write an empty tag (Qpid JMS's) as null.
+    assert all(t.delivery_tag for t in transfers)
+    producer.close()  # nothing unsettled to wait for
+
+
+def test_an_anonymous_producer_presettles_by_destination(peer: ScriptedPeer, clients: Clients):
+    """presettleQueueProducers on an anonymous producer: its relay link stays unsettled, its
+    sends to queues go settled and those to topics do not (as Qpid JMS decides per send)."""
+    query = "jms.presettlePolicy.presettleQueueProducers=true"
+    session = clients.connect(peer, query=query).createSession()
+    producer = session.createProducer(None)
+    producer.setDeliveryMode(DeliveryMode.NON_PERSISTENT)
+
+    producer.send(session.createQueue("q"), session.createTextMessage("to a queue"))
+    producer.send(session.createTopic("t"), session.createTextMessage("to a topic"))
+
+    attach = peer.wait_for_attach(role="sender")
+    assert attach.snd_settle_mode == 0
+    transfers = peer.wait_for_transfers(2)
+    assert [t.settled for t in transfers] == [True, False]
 
 
 def test_consumer_source_default_outcome_is_modified_delivery_failed(

@@ -348,7 +348,9 @@ public final class QpidJmsBench {
 
     /**
      * {@code queue}, {@code count}, {@code size}, {@code connections}, {@code sharedThreads},
-     * {@code timeoutMs}: {@code connections} connections, each with one AUTO_ACKNOWLEDGE session
+     * {@code sessionMode} (the consumers' session mode, AUTO_ACKNOWLEDGE by default; 257 is
+     * Qpid JMS's NO_ACKNOWLEDGE, presettled consumers),
+     * {@code timeoutMs}: {@code connections} connections, each with one session
      * and a MessageListener on the queue (competing consumers), and one more that sends
      * {@code count} non-persistent BytesMessages numbered by an int property {@code seq}, all in
      * this JVM. With {@code sharedThreads} > 0 every connection asks for
@@ -362,6 +364,7 @@ public final class QpidJmsBench {
         int size = r.integer("size", 1024);
         int connections = r.integer("connections", 1);
         int shared = r.integer("sharedThreads", 0);
+        int sessionMode = r.integer("sessionMode", Session.AUTO_ACKNOWLEDGE);
         int timeoutMs = r.integer("timeoutMs", 60_000);
         String options = shared > 0 ? "transport.sharedEventLoopThreads=" + shared : "";
         String queueName = r.text("queue");
@@ -376,7 +379,7 @@ public final class QpidJmsBench {
             for (int i = 0; i < connections; i++) {
                 Connection connection = r.connect(options);
                 opened.add(connection);
-                Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                Session session = connection.createSession(false, sessionMode);
                 MessageConsumer consumer = session.createConsumer(session.createQueue(queueName));
                 consumer.setMessageListener(message -> {
                     try {

@@ -1,7 +1,8 @@
-"""Presettled consumers on real brokers: Qpid JMS's no-acknowledgement session modes
-(NO_ACKNOWLEDGE 257, ARTEMIS_PRE_ACKNOWLEDGE 100; rule JMS-68) and the consumer half of its
-presettle policy (rule WM-17). The broker settles each message as it sends it, so what the
-consumer holds is gone from the queue whether the application takes it or not."""
+"""Presettlement on real brokers: Qpid JMS's no-acknowledgement session modes (NO_ACKNOWLEDGE
+257, ARTEMIS_PRE_ACKNOWLEDGE 100; rule JMS-68) and its presettle policy (rule WM-17). The
+broker settles each message as it sends it to a presettled consumer, so what the consumer
+holds is gone from the queue whether the application takes it or not; a presettled producer's
+sends are done once written, and the broker takes them as any other."""
 
 from __future__ import annotations
 
@@ -258,3 +259,60 @@ def test_client_acknowledge_presettled_recover_delivers_again_locally(any_broker
         again[1].acknowledge()
         session.close()
         assert _left_on(connection, name, 1000) == []
+
+
+# ---- presettled producers ---------------------------------------------------------------------
+
+
+def test_presettled_persistent_sends_arrive_in_order(any_broker: Any) -> None:
+    factory = any_broker.factory(**{"jms.presettlePolicy.presettleProducers": "true"})
+    with factory.createConnection() as connection:
+        connection.start()
+        name = _name("producer")
+        session = connection.createSession()
+        producer = session.createProducer(session.createQueue(name))
+        texts = [f"m{i}" for i in range(200)]
+        for text in texts:
+            producer.send(session.createTextMessage(text))  # persistent: no wait for an outcome
+        producer.close()
+        assert _left_on(connection, name, 10_000) == texts
+
+
+def test_an_anonymous_producer_presettles_queue_sends(any_broker: Any) -> None:
+    factory = any_broker.factory(**{"jms.presettlePolicy.presettleQueueProducers": "true"})
+    with factory.createConnection() as connection:
+        connection.start()
+        names = [_name("anon-a"), _name("anon-b")]
+        session = connection.createSession()
+        producer = session.createProducer(None)
+        for name in names:
+            for i in range(3):
+                producer.send(session.createQueue(name), session.createTextMessage(f"{name}:{i}"))
+        producer.close()
+        for name in names:
+            assert _left_on(connection, name, 10_000) == [f"{name}:{i}" for i in range(3)]
+
+
+def test_presettled_transactional_sends_count_at_commit_only(any_broker: Any) -> None:
+    if not any_broker.profile.transactions:
+        # No AMQP transactions on this broker (its adapter says so).
+        with any_broker.factory().createConnection() as connection:
+            with pytest.raises(jmspy.JMSException):
+                session = connection.createSession(jmspy.SESSION_TRANSACTED)
+                session.createProducer(session.createQueue(_name("txn"))).send(
+                    session.createTextMessage("x")
+                )
+        return
+    factory = any_broker.factory(**{"jms.presettlePolicy.presettleTransactedProducers": "true"})
+    with factory.createConnection() as connection:
+        connection.start()
+        name = _name("txn-send")
+        session = connection.createSession(jmspy.SESSION_TRANSACTED)
+        producer = session.createProducer(session.createQueue(name))
+        producer.send(session.createTextMessage("rolled back"))
+        session.rollback()
+        producer.send(session.createTextMessage("committed 1"))
+        producer.send(session.createTextMessage("committed 2"))
+        session.commit()
+        session.close()
+        assert _left_on(connection, name, 10_000) == ["committed 1", "committed 2"]
