@@ -18,8 +18,11 @@ def _name(tag: str) -> str:
     return f"jmspy.ia.{tag}.{uuid.uuid4().hex[:10]}"
 
 
-def _send(session: Any, queue: Any, texts: list[str]) -> None:
+def _send(session: Any, queue: Any, texts: list[str], persistent: bool = True) -> None:
     producer = session.createProducer(queue)
+    if not persistent:
+        # No round trip per send (a persistent one waits for the broker's store).
+        producer.setDeliveryMode(jmspy.DeliveryMode.NON_PERSISTENT)
     for text in texts:
         producer.send(session.createTextMessage(text))
     producer.close()
@@ -127,16 +130,19 @@ def test_a_batch_listener_acknowledges_some_messages(any_broker: Any) -> None:
         assert sorted(_left_on(connection, name), key=int) == ["1", "2", "3", "4"]
 
 
-def test_many_messages_acknowledged_out_of_order(connection: Any) -> None:
+def test_many_messages_acknowledged_out_of_order(any_broker: Any, connection: Any) -> None:
     session = connection.createSession(jmspy.INDIVIDUAL_ACKNOWLEDGE)
     name = _name("many")
     queue = session.createQueue(name)
-    count = 2000
-    _send(session, queue, [str(i) for i in range(count)])
+    # ActiveMQ Classic stops dispatching to a consumer that holds about 600 unacknowledged
+    # messages, whatever its credit, until a drain asks again: each stall costs a receive its
+    # whole timeout (10 s), so it gets fewer.
+    count = 500 if any_broker.kind == "activemq" else 2000
+    _send(session, queue, [str(i) for i in range(count)], persistent=False)
     consumer = session.createConsumer(queue)
     received = [consumer.receive(10_000) for _ in range(count)]
     assert all(m is not None for m in received)
-    kept = {str(i) for i in range(0, count, 250)}
+    kept = {str(i) for i in range(0, count, 125)}
     for message in reversed(received):
         if message.getText() not in kept:
             message.acknowledge()
