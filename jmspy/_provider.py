@@ -43,6 +43,8 @@ class ProviderSession(Protocol):
         decode: Callable[[bytes | bytearray], Any],
         on_message: Callable[[InboundDelivery], None],
         on_closed: Callable[[JMSException], None],
+        *,
+        on_messages: Callable[[list[InboundDelivery]], None] | None = None,
     ) -> AmqpReceiver: ...
 
     def coordinator(self) -> ProviderTransactions: ...

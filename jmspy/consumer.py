@@ -197,6 +197,17 @@ class MessageConsumer(
         spec.extra.update(link_profile(adapter))
 
         decode = wire.decoder(destination)
+        # Everything the engine thread reads when transfers arrive is set before the link is
+        # attached: the broker may send them as soon as the attach is answered, before
+        # create_receiver returns here.
+        # Whether the session's dispatch thread has a turn queued for this listener.
+        self._dispatch_signalled = False
+        self._close_requested = False
+        # Failover: message ids handed over lately, flagged JMSRedelivered if seen again after a
+        # reconnect.
+        self._failover_ids = (
+            FailoverRedeliveries(max(2 * prefetch, 4096)) if self._connection.isFailover() else None
+        )
         # A broker that cannot drain (RabbitMQ 3.x) keeps released messages bound to the link
         # until its session ends, so such consumers get an AMQP session of their own, ended
         # when they close: everything unsettled then goes back to the queue.
@@ -204,7 +215,12 @@ class MessageConsumer(
         amqp_session = self._own_amqp_session or session._amqp
         try:
             self._receiver: AmqpReceiver = amqp_session.create_receiver(
-                spec, prefetch, decode, self._on_inbound, self._on_link_closed
+                spec,
+                prefetch,
+                decode,
+                self._on_inbound,
+                self._on_link_closed,
+                on_messages=self._on_inbound_many,
             )
         except BaseException:
             # Nobody else would end the session begun for this consumer: each refused attempt
@@ -215,20 +231,11 @@ class MessageConsumer(
             raise
         self._receiver.buffered_count = self._buffered_count
         self._receiver.on_ended = self._on_ended_by_broker
-        # Failover: message ids handed over lately, flagged JMSRedelivered if seen again after a
-        # reconnect.
-        self._failover_ids = (
-            FailoverRedeliveries(max(2 * prefetch, 4096)) if self._connection.isFailover() else None
-        )
         self._receiver.on_interrupted = self._on_interrupted
         self._tracing = tracing.for_consumer(self._connection, destination)  # None: off
         if self._tracing is not None:  # receive and process spans (jmspy/tracing.py)
             traced = self._tracing.wrap(self._receive, self._deliver_batch)
             self._receive, self._deliver_batch = traced  # type: ignore[method-assign]
-        # Whether the session's dispatch thread has a turn queued for this listener.
-        self._dispatch_signalled = False
-        self._close_requested = False
-        self._receiver.on_messages = self._on_inbound_many
         port.consumer_opened(
             self,
             ConsumerHooks(
@@ -260,19 +267,25 @@ class MessageConsumer(
             return
         if self._client_filter is not None and not self._client_filter.matches(inbound.message):
             # The broker cannot filter: a topic subscriber drops what its selector rejects.
-            self._receiver.settle(inbound, "accepted")
-            self._receiver.credit_consumed()
+            # (inbound.receiver: this may run before create_receiver has returned.)
+            inbound.receiver.settle(inbound, "accepted")
+            inbound.receiver.credit_consumed()
             return
+        signal = False
         with self._cv:
             self._buffer.append(inbound)
             if self._receiving:  # the only waiters on _cv are receive() calls
                 self._cv.notify()
             buffered = len(self._buffer)
+            # One queued turn at a time, as in _on_inbound_many: a turn per message would let
+            # this listener take turn after turn while the session's other listeners wait.
+            if self._listener is not None and not self._dispatch_signalled:
+                self._dispatch_signalled = signal = True
         if self._arrival_hook is not None:
             self._arrival_hook()
-        if self._listener is not None:
+        if signal:
             self._port.signal_ready(self)
-        elif self._batch_listener is not None and (
+        elif self._listener is None and self._batch_listener is not None and (
             buffered == 1 or buffered % self._batch_size == 0
         ):
             # A batch consumer needs waking only when a batch starts (to time it) or fills;

@@ -204,9 +204,13 @@ class AmqpSession:
         decode: Callable[[bytes | bytearray], Any],
         on_message: Callable[[InboundDelivery], None],
         on_closed: Callable[[JMSException], None],
+        *,
+        on_messages: Callable[[list[InboundDelivery]], None] | None = None,
     ) -> AmqpReceiver:
         self._check_attach_size(spec)
         receiver = AmqpReceiver(self, spec, prefetch, decode, on_message, on_closed)
+        # Before the attach: transfers may arrive as soon as it is answered.
+        receiver.on_messages = on_messages
         self.connection.run(receiver._do_attach, f"attaching consumer link to {spec.address!r}")
         return receiver
 

@@ -24,6 +24,7 @@ from .client_support import (
     wire_barrier,
 )
 from .peer import ScriptedPeer
+from .peer_records import AttachRecord
 
 WAIT_S = 30.0
 
@@ -131,6 +132,45 @@ def test_listeners_of_one_session_take_turns(peer: ScriptedPeer, clients: Client
         ]
     first_of = {address: log.index(f"{address}:0") for address in ("a", "b")}
     last_of = {address: log.index(f"{address}:{count - 1}") for address in ("a", "b")}
+    assert first_of["a"] < last_of["b"] and first_of["b"] < last_of["a"], log[: 2 * LISTENER_RUN]
+
+
+def test_listeners_fed_one_message_at_a_time_take_turns_too(make_peer: Any, clients: Clients):
+    """Transfers handed over one at a time (here topic subscribers whose selector the client
+    evaluates, on a broker that cannot filter) queue one turn per listener, not one per
+    message: turns queued per message let the first listener deliver everything it held while
+    the other waited."""
+    peer = make_peer(properties={"product": "RabbitMQ"}, offered_capabilities=())
+    count = 3 * LISTENER_RUN
+    connection = clients.connect(peer)
+    session = connection.createSession(AUTO_ACKNOWLEDGE)
+    log: list[str] = []
+    lock = threading.Lock()
+    recorders = []
+    for topic in ("a", "b"):
+        consumer = session.createConsumer(session.createTopic(topic), "colour = 'red'")
+        recorder = _Recorder(count, log, lock)
+        consumer.setMessageListener(recorder)
+        recorders.append(recorder)
+    wire_barrier(connection)  # both attaches recorded
+    addresses = [
+        r.source.address
+        for r in peer.records()
+        if isinstance(r, AttachRecord) and r.role == "receiver" and r.source is not None
+    ]
+    assert len(addresses) == 2, addresses
+    for address, topic in zip(addresses, ("a", "b"), strict=True):
+        assert address is not None
+        for i in range(count):
+            peer.enqueue(address, AmqpMessage(body=f"{topic}:{i}", properties={"colour": "red"}))
+    wire_barrier(connection)  # every transfer is buffered now
+
+    connection.start()
+
+    for recorder in recorders:
+        assert recorder.done.wait(WAIT_S), f"a listener got {recorder.count} of {count}"
+    first_of = {topic: log.index(f"{topic}:0") for topic in ("a", "b")}
+    last_of = {topic: log.index(f"{topic}:{count - 1}") for topic in ("a", "b")}
     assert first_of["a"] < last_of["b"] and first_of["b"] < last_of["a"], log[: 2 * LISTENER_RUN]
 
 
