@@ -2,7 +2,8 @@
 
 The session-wide ``broker`` fixture lives in ``tests/conftest.py``. This file adds helpers
 for tests that share that broker (unique names) or need a broker of their own
-(``artemis_factory``).
+(``artemis_factory``), and a started connection to each broker in turn (``connection``, which a
+module may replace with its own).
 """
 
 from __future__ import annotations
@@ -15,6 +16,17 @@ import pytest
 from jmspy.conformance.brokers import ArtemisBroker
 
 ArtemisFactory = Callable[..., ArtemisBroker]
+
+
+@pytest.fixture
+def connection(any_broker: Any) -> Iterator[Any]:
+    """A started connection to each broker of ``any_broker`` in turn, closed after the test."""
+    conn = any_broker.factory().createConnection()
+    conn.start()
+    try:
+        yield conn
+    finally:
+        conn.close()
 
 
 @pytest.fixture

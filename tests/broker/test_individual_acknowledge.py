@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -46,16 +45,6 @@ def _left_on(connection: Any, queue_name: str) -> list[str]:
 #: settlement. RabbitMQ 3.x never counts (delivery-count is always 0); ActiveMQ Classic
 #: counts it for a redelivery on the same link but a new consumer sees a first delivery.
 COUNTS_FAILED_DELIVERIES_FOR_THE_NEXT_CONSUMER = {"artemis", "qpid-broker-j"}
-
-
-@pytest.fixture
-def connection(any_broker: Any) -> Iterator[Any]:
-    conn = any_broker.factory().createConnection()
-    conn.start()
-    try:
-        yield conn
-    finally:
-        conn.close()
 
 
 def test_acknowledge_settles_only_its_message(connection: Any) -> None:

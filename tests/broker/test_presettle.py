@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -49,6 +49,24 @@ def _left_on(connection: Any, queue_name: str, first_wait_ms: int = 3000) -> lis
     return out
 
 
+class _Recorder:
+    """A MessageListener recording each message's text and JMSRedelivered; it raises after
+    recording when ``fails(seen)`` says so, and sets ``done`` once ``expected`` were seen."""
+
+    def __init__(self, expected: int, fails: Callable[[list[tuple[str, bool]]], bool]) -> None:
+        self.expected = expected
+        self.fails = fails
+        self.seen: list[tuple[str, bool]] = []
+        self.done = threading.Event()
+
+    def onMessage(self, message: Any) -> None:
+        self.seen.append((message.getText(), message.getJMSRedelivered()))
+        if len(self.seen) == self.expected:
+            self.done.set()
+        if self.fails(self.seen):
+            raise RuntimeError(f"the listener fails on {self.seen[-1]} on purpose")
+
+
 def _until(condition: Any, timeout_s: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -56,16 +74,6 @@ def _until(condition: Any, timeout_s: float = 10.0) -> bool:
             return bool(condition())
         time.sleep(0.01)
     return True
-
-
-@pytest.fixture
-def connection(any_broker: Any) -> Iterator[Any]:
-    conn = any_broker.factory().createConnection()
-    conn.start()
-    try:
-        yield conn
-    finally:
-        conn.close()
 
 
 @pytest.mark.parametrize("mode", NO_ACK_MODES)
@@ -106,20 +114,12 @@ def test_an_auto_acknowledge_consumer_returns_what_it_holds(connection: Any) -> 
 def test_a_listener_that_raises_gets_nothing_again(connection: Any, mode: int) -> None:
     name = _name("listener")
     _send(connection, name, ["a", "b", "c"])
-    seen: list[tuple[str, bool]] = []
-    done = threading.Event()
-
-    def on_message(message: Any) -> None:
-        seen.append((message.getText(), message.getJMSRedelivered()))
-        if len(seen) == 3:
-            done.set()
-        if message.getText() == "b":
-            raise RuntimeError("listener fails on b")
-
+    listener = _Recorder(3, fails=lambda seen: seen[-1][0] == "b")
     session = connection.createSession(mode)
     consumer = session.createConsumer(session.createQueue(name))
-    consumer.setMessageListener(on_message)
-    assert done.wait(10)
+    consumer.setMessageListener(listener)
+    assert listener.done.wait(10)
+    seen = listener.seen
     # Whatever more would come, it would come in this time: b is not delivered again.
     receiver_side = connection.createSession(mode)
     probe = receiver_side.createConsumer(receiver_side.createQueue(name))
@@ -221,19 +221,11 @@ def test_auto_acknowledge_presettled_listener_failure_is_redelivered_by_the_clie
         connection.start()
         name = _name("redeliver")
         _send(connection, name, ["a", "b"])
-        seen: list[tuple[str, bool]] = []
-        done = threading.Event()
-
-        def on_message(message: Any) -> None:
-            seen.append((message.getText(), message.getJMSRedelivered()))
-            if len(seen) == 3:
-                done.set()
-            if seen == [("a", False)]:
-                raise RuntimeError("first delivery of a fails")
-
+        listener = _Recorder(3, fails=lambda seen: seen == [("a", False)])
         session = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
-        session.createConsumer(session.createQueue(name)).setMessageListener(on_message)
-        assert done.wait(10)
+        session.createConsumer(session.createQueue(name)).setMessageListener(listener)
+        assert listener.done.wait(10)
+        seen = listener.seen
         # The client holds a failed message for the policy's delay and redelivers it
         # itself, so b, already here, may come before it.
         assert seen[0] == ("a", False)
