@@ -44,7 +44,7 @@ class ProviderSession(Protocol):
         on_message: Callable[[InboundDelivery], None],
         on_closed: Callable[[JMSException], None],
         *,
-        on_messages: Callable[[list[InboundDelivery]], None] | None = None,
+        before_attach: Callable[[AmqpReceiver], None] | None = None,
     ) -> AmqpReceiver: ...
 
     def coordinator(self) -> ProviderTransactions: ...

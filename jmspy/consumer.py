@@ -101,6 +101,7 @@ class MessageConsumer(
     ) -> None:
         self._session = session
         self._port = port
+        self._receiver: AmqpReceiver  # set by _hook_receiver, before the link is attached
         self._subscription = subscription
         self._connection = port.connection
         self._destination = destination
@@ -214,13 +215,13 @@ class MessageConsumer(
         self._own_amqp_session = None if adapter.drain else port.amqp_connection.create_session()
         amqp_session = self._own_amqp_session or session._amqp
         try:
-            self._receiver: AmqpReceiver = amqp_session.create_receiver(
+            amqp_session.create_receiver(
                 spec,
                 prefetch,
                 decode,
                 self._on_inbound,
                 self._on_link_closed,
-                on_messages=self._on_inbound_many,
+                before_attach=self._hook_receiver,
             )
         except BaseException:
             # Nobody else would end the session begun for this consumer: each refused attempt
@@ -229,9 +230,6 @@ class MessageConsumer(
             if self._own_amqp_session is not None:
                 self._own_amqp_session.close()
             raise
-        self._receiver.buffered_count = self._buffered_count
-        self._receiver.on_ended = self._on_ended_by_broker
-        self._receiver.on_interrupted = self._on_interrupted
         self._tracing = tracing.for_consumer(self._connection, destination)  # None: off
         if self._tracing is not None:  # receive and process spans (jmspy/tracing.py)
             traced = self._tracing.wrap(self._receive, self._deliver_batch)
@@ -258,6 +256,16 @@ class MessageConsumer(
     def __repr__(self) -> str:
         return f"MessageConsumer({self._destination!r}, selector={self._selector!r})"
 
+    def _hook_receiver(self, receiver: AmqpReceiver) -> None:
+        """Before the link is attached: the consumer's link and everything the engine thread
+        calls on it. The broker may send transfers, detach the link or lose the connection as
+        soon as the attach is answered, before create_receiver has returned."""
+        self._receiver = receiver
+        receiver.on_messages = self._on_inbound_many
+        receiver.buffered_count = self._buffered_count
+        receiver.on_ended = self._on_ended_by_broker
+        receiver.on_interrupted = self._on_interrupted
+
     # ---- engine thread -----------------------------------------------------------------------
 
     def _on_inbound(self, inbound: InboundDelivery) -> None:
@@ -267,9 +275,8 @@ class MessageConsumer(
             return
         if self._client_filter is not None and not self._client_filter.matches(inbound.message):
             # The broker cannot filter: a topic subscriber drops what its selector rejects.
-            # (inbound.receiver: this may run before create_receiver has returned.)
-            inbound.receiver.settle(inbound, "accepted")
-            inbound.receiver.credit_consumed()
+            self._receiver.settle(inbound, "accepted")
+            self._receiver.credit_consumed()
             return
         signal = False
         with self._cv:
@@ -285,8 +292,10 @@ class MessageConsumer(
             self._arrival_hook()
         if signal:
             self._port.signal_ready(self)
-        elif self._listener is None and self._batch_listener is not None and (
-            buffered == 1 or buffered % self._batch_size == 0
+        elif (
+            self._listener is None
+            and self._batch_listener is not None
+            and (buffered == 1 or buffered % self._batch_size == 0)
         ):
             # A batch consumer needs waking only when a batch starts (to time it) or fills;
             # after each batch the dispatcher re-signals while messages remain.

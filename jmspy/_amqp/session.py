@@ -205,12 +205,13 @@ class AmqpSession:
         on_message: Callable[[InboundDelivery], None],
         on_closed: Callable[[JMSException], None],
         *,
-        on_messages: Callable[[list[InboundDelivery]], None] | None = None,
+        before_attach: Callable[[AmqpReceiver], None] | None = None,
     ) -> AmqpReceiver:
         self._check_attach_size(spec)
         receiver = AmqpReceiver(self, spec, prefetch, decode, on_message, on_closed)
-        # Before the attach: transfers may arrive as soon as it is answered.
-        receiver.on_messages = on_messages
+        if before_attach is not None:
+            # Its hooks set before the attach: transfers may arrive as soon as it is answered.
+            before_attach(receiver)
         self.connection.run(receiver._do_attach, f"attaching consumer link to {spec.address!r}")
         return receiver
 
