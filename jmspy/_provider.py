@@ -34,7 +34,13 @@ class ProviderSession(Protocol):
     """A protocol session: it attaches the sender and receiver links (the handles the
     producers, consumers and browsers hold)."""
 
-    def create_sender(self, spec: LinkSpec, max_in_flight: int) -> AmqpSender: ...
+    def create_sender(
+        self,
+        spec: LinkSpec,
+        max_in_flight: int,
+        *,
+        before_attach: Callable[[AmqpSender], None] | None = None,
+    ) -> AmqpSender: ...
 
     def create_receiver(
         self,

@@ -140,13 +140,17 @@ class MessageProducer(MessageProducerTwins):
                 self._port.mode, None if destination is None else destination.is_topic
             ),
         )
-        sender = self._session._amqp.create_sender(spec, self._max_in_flight)
-        sender.async_failure_handler = self._port.connection_port.on_async_send_failure
-        if destination is not None and destination == self._destination:
-            # The producer's one link: its end is the producer's (an anonymous producer
-            # makes a link per destination and carries on without one of them).
-            sender.on_ended = self._on_ended_by_broker
-        return sender
+        # The producer's one link: its end is the producer's (an anonymous producer makes a
+        # link per destination and carries on without one of them).
+        owns_producer = destination is not None and destination == self._destination
+
+        def hook(sender: AmqpSender) -> None:
+            # Before the attach: the broker may detach the link as soon as it answers it.
+            sender.async_failure_handler = self._port.connection_port.on_async_send_failure
+            if owns_producer:
+                sender.on_ended = self._on_ended_by_broker
+
+        return self._session._amqp.create_sender(spec, self._max_in_flight, before_attach=hook)
 
     def _on_ended_by_broker(self, error: JMSException) -> None:
         """Engine thread: the link is gone for good while the connection lives on."""

@@ -183,9 +183,18 @@ class AmqpSession:
             link._do_attach(attached)
             pending.append((link, attached))
 
-    def create_sender(self, spec: LinkSpec, max_in_flight: int) -> AmqpSender:
+    def create_sender(
+        self,
+        spec: LinkSpec,
+        max_in_flight: int,
+        *,
+        before_attach: Callable[[AmqpSender], None] | None = None,
+    ) -> AmqpSender:
         self._check_attach_size(spec)
         sender = AmqpSender(self, spec, max_in_flight)
+        if before_attach is not None:
+            # Its hooks set before the attach: the peer may detach it as soon as it is answered.
+            before_attach(sender)
         self.connection.run(sender._do_attach, f"attaching producer link to {spec.address!r}")
         return sender
 

@@ -14,7 +14,6 @@ import pytest
 from proton import Message as AmqpMessage
 
 from jmspy import AUTO_ACKNOWLEDGE, Message, TextMessage
-from jmspy._amqp.receiver import AmqpReceiver
 from jmspy.prefetch import LISTENER_RUN
 
 from .client_support import (
@@ -238,39 +237,3 @@ def test_recover_from_a_listener_puts_the_message_back_before_the_rest_of_its_ru
     assert log == [("q:0", False), ("q:1", False), ("q:1", True)] + [
         (f"q:{i}", False) for i in range(2, count)
     ]
-
-
-def test_a_consumer_hooks_its_link_before_the_attach(
-    peer: ScriptedPeer, clients: Clients, monkeypatch: pytest.MonkeyPatch
-):
-    """The broker may send transfers, detach the link or drop the connection as soon as it
-    answers the attach, before createConsumer returns: the consumer's engine-thread hooks are
-    all in place when the attach is written."""
-    seen: list[dict[str, object]] = []
-    attach = AmqpReceiver._do_attach
-
-    def recording_attach(receiver: AmqpReceiver, completion: Any) -> None:
-        seen.append(
-            {
-                "on_messages": receiver.on_messages,
-                "on_interrupted": receiver.on_interrupted,
-                "on_ended": receiver.on_ended,
-                "buffered_count": receiver.buffered_count,
-            }
-        )
-        attach(receiver, completion)
-
-    monkeypatch.setattr(AmqpReceiver, "_do_attach", recording_attach)
-    _enqueue(peer, "q", 3)
-    connection = clients.connect(peer, start=True)
-    session = connection.createSession(AUTO_ACKNOWLEDGE)
-    consumer = session.createConsumer(session.createQueue("q"))
-
-    assert len(seen) == 1
-    hooks = seen[0]
-    assert hooks["on_messages"] == consumer._on_inbound_many
-    assert hooks["on_interrupted"] == consumer._on_interrupted
-    assert hooks["on_ended"] == consumer._on_ended_by_broker
-    assert hooks["buffered_count"] == consumer._buffered_count
-    texts = [consumer.receive(int(WAIT_S * 1000)).getText() for _ in range(3)]
-    assert texts == ["q:0", "q:1", "q:2"]
