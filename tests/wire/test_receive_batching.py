@@ -104,35 +104,50 @@ def test_transfers_are_buffered_before_a_later_answer_wakes_the_application(
     assert texts == [f"q:{i}" for i in range(50)]
 
 
+class _TwoListeners:
+    """Listeners "a" and "b" on one session, each expecting ``count`` messages, recording
+    into one log."""
+
+    def __init__(self, session: Any, destinations: list[Any], count: int) -> None:
+        self.count = count
+        self.log: list[str] = []
+        lock = threading.Lock()
+        self.recorders = []
+        for destination, selector in destinations:
+            consumer = session.createConsumer(destination, selector)
+            recorder = _Recorder(count, self.log, lock)
+            consumer.setMessageListener(recorder)
+            self.recorders.append(recorder)
+
+    def assert_took_turns(self) -> None:
+        """Each got its messages in order, and neither got all of them before the other got
+        any (each turn delivers at most LISTENER_RUN)."""
+        for recorder in self.recorders:
+            assert recorder.done.wait(WAIT_S), f"a listener got {recorder.count} of {self.count}"
+        log, last = self.log, self.count - 1
+        for name in ("a", "b"):
+            mine = [t for t in log if t.startswith(f"{name}:")]
+            assert mine == [f"{name}:{i}" for i in range(self.count)]
+        first_of = {name: log.index(f"{name}:0") for name in ("a", "b")}
+        last_of = {name: log.index(f"{name}:{last}") for name in ("a", "b")}
+        took_turns = first_of["a"] < last_of["b"] and first_of["b"] < last_of["a"]
+        assert took_turns, log[: 2 * LISTENER_RUN]
+
+
 def test_listeners_of_one_session_take_turns(peer: ScriptedPeer, clients: Clients):
-    """Two listeners with full buffers on one session: neither gets all its messages before
-    the other gets any (each turn delivers at most LISTENER_RUN)."""
+    """Two listeners with full buffers on one session take turns."""
     count = 3 * LISTENER_RUN
     _enqueue(peer, "a", count)
     _enqueue(peer, "b", count)
     connection = clients.connect(peer)
     session = connection.createSession(AUTO_ACKNOWLEDGE)
-    log: list[str] = []
-    lock = threading.Lock()
-    recorders = []
-    for address in ("a", "b"):
-        consumer = session.createConsumer(session.createQueue(address))
-        recorder = _Recorder(count, log, lock)
-        consumer.setMessageListener(recorder)
-        recorders.append(recorder)
+    queues = [(session.createQueue(name), None) for name in ("a", "b")]
+    listeners = _TwoListeners(session, queues, count)
     wire_barrier(connection)  # every transfer is buffered now
 
     connection.start()
 
-    for recorder in recorders:
-        assert recorder.done.wait(WAIT_S), f"a listener got {recorder.count} of {count}"
-    for address in ("a", "b"):
-        assert [t for t in log if t.startswith(f"{address}:")] == [
-            f"{address}:{i}" for i in range(count)
-        ]
-    first_of = {address: log.index(f"{address}:0") for address in ("a", "b")}
-    last_of = {address: log.index(f"{address}:{count - 1}") for address in ("a", "b")}
-    assert first_of["a"] < last_of["b"] and first_of["b"] < last_of["a"], log[: 2 * LISTENER_RUN]
+    listeners.assert_took_turns()
 
 
 def test_listeners_fed_one_message_at_a_time_take_turns_too(make_peer: Any, clients: Clients):
@@ -144,14 +159,8 @@ def test_listeners_fed_one_message_at_a_time_take_turns_too(make_peer: Any, clie
     count = 3 * LISTENER_RUN
     connection = clients.connect(peer)
     session = connection.createSession(AUTO_ACKNOWLEDGE)
-    log: list[str] = []
-    lock = threading.Lock()
-    recorders = []
-    for topic in ("a", "b"):
-        consumer = session.createConsumer(session.createTopic(topic), "colour = 'red'")
-        recorder = _Recorder(count, log, lock)
-        consumer.setMessageListener(recorder)
-        recorders.append(recorder)
+    topics = [(session.createTopic(name), "colour = 'red'") for name in ("a", "b")]
+    listeners = _TwoListeners(session, topics, count)
     wire_barrier(connection)  # both attaches recorded
     addresses = [
         r.source.address
@@ -159,19 +168,15 @@ def test_listeners_fed_one_message_at_a_time_take_turns_too(make_peer: Any, clie
         if isinstance(r, AttachRecord) and r.role == "receiver" and r.source is not None
     ]
     assert len(addresses) == 2, addresses
-    for address, topic in zip(addresses, ("a", "b"), strict=True):
+    for address, name in zip(addresses, ("a", "b"), strict=True):
         assert address is not None
         for i in range(count):
-            peer.enqueue(address, AmqpMessage(body=f"{topic}:{i}", properties={"colour": "red"}))
+            peer.enqueue(address, AmqpMessage(body=f"{name}:{i}", properties={"colour": "red"}))
     wire_barrier(connection)  # every transfer is buffered now
 
     connection.start()
 
-    for recorder in recorders:
-        assert recorder.done.wait(WAIT_S), f"a listener got {recorder.count} of {count}"
-    first_of = {topic: log.index(f"{topic}:0") for topic in ("a", "b")}
-    last_of = {topic: log.index(f"{topic}:{count - 1}") for topic in ("a", "b")}
-    assert first_of["a"] < last_of["b"] and first_of["b"] < last_of["a"], log[: 2 * LISTENER_RUN]
+    listeners.assert_took_turns()
 
 
 def test_close_from_another_thread_ends_a_listener_run_after_the_current_message(
