@@ -198,10 +198,9 @@ class MessageConsumer(
         spec.extra.update(link_profile(adapter))
 
         decode = wire.decoder(destination)
-        # Everything the engine thread reads when transfers arrive is set before the link is
-        # attached: the broker may send them as soon as the attach is answered, before
-        # create_receiver returns here.
-        # Whether the session's dispatch thread has a turn queued for this listener.
+        # Set before the attach, as the engine thread reads them once transfers arrive (see
+        # _hook_receiver). Whether the session's dispatch thread has a turn queued for this
+        # listener:
         self._dispatch_signalled = False
         self._close_requested = False
         # Failover: message ids handed over lately, flagged JMSRedelivered if seen again after a
