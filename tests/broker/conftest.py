@@ -2,8 +2,9 @@
 
 The session-wide ``broker`` fixture lives in ``tests/conftest.py``. This file adds helpers
 for tests that share that broker (unique names) or need a broker of their own
-(``artemis_factory``), and a started connection to each broker in turn (``connection``, which a
-module may replace with its own).
+(``artemis_factory``), and a started connection to each broker in turn
+(``started_any_broker_connection``; ``connection``, in tests/conftest.py, is a stopped one to
+the main broker).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ ArtemisFactory = Callable[..., ArtemisBroker]
 
 
 @pytest.fixture
-def connection(any_broker: Any) -> Iterator[Any]:
+def started_any_broker_connection(any_broker: Any) -> Iterator[Any]:
     """A started connection to each broker of ``any_broker`` in turn, closed after the test."""
     conn = any_broker.factory().createConnection()
     conn.start()

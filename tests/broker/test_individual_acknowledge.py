@@ -47,6 +47,12 @@ def _left_on(connection: Any, queue_name: str) -> list[str]:
 COUNTS_FAILED_DELIVERIES_FOR_THE_NEXT_CONSUMER = {"artemis", "qpid-broker-j"}
 
 
+@pytest.fixture
+def connection(started_any_broker_connection: Any) -> Any:
+    """Here a started connection to each broker in turn."""
+    return started_any_broker_connection
+
+
 def test_acknowledge_settles_only_its_message(connection: Any) -> None:
     session = connection.createSession(jmspy.INDIVIDUAL_ACKNOWLEDGE)
     assert session.getAcknowledgeMode() == jmspy.Session.INDIVIDUAL_ACKNOWLEDGE == 101

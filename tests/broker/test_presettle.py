@@ -76,6 +76,12 @@ def _until(condition: Any, timeout_s: float = 10.0) -> bool:
     return True
 
 
+@pytest.fixture
+def connection(started_any_broker_connection: Any) -> Any:
+    """Here a started connection to each broker in turn."""
+    return started_any_broker_connection
+
+
 @pytest.mark.parametrize("mode", NO_ACK_MODES)
 def test_receive_consumes_as_sent(connection: Any, mode: int) -> None:
     name = _name("receive")
