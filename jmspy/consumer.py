@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import tracing
-from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
+from ._amqp.provider import AmqpReceiver, InboundDelivery
 from ._async_receive import AsyncReceiveSupport
 from ._limits import check_receive_timeout
 from ._modes import (
@@ -25,8 +25,9 @@ from ._ports import ConsumerHooks
 from ._twins.consumer import MessageConsumerTwins
 from .batch import BatchDelivery
 from .consumer_handover import HandOver
+from .consumer_link import plan_consumer_link
 from .consumer_redelivery import FailoverRedeliveries, RedeliveryHandling
-from .destination import Destination, Topic
+from .destination import Destination
 from .errors import (
     IllegalArgumentException,
     IllegalStateException,
@@ -35,7 +36,6 @@ from .errors import (
 )
 from .message import Message
 from .prefetch import BufferedDelivery, PriorityBuffer
-from .selector import parse_selector
 
 if TYPE_CHECKING:
     from ._ports import SessionPort
@@ -148,55 +148,13 @@ class MessageConsumer(
             self._default_policy = destination.options.redelivery
         self._default_policy = self._connection.adapter.bounded_policy(self._default_policy)
         self._policy = self._default_policy
-        kind = "topic" if isinstance(destination, Topic) else "queue"
-        if subscription is not None and subscription.durable:
-            kind = "durable"
-        prefetch = options.prefetch_for(kind)
+        link = plan_consumer_link(
+            port, destination, selector, no_local, self._consumer_id, subscription
+        )
+        self._client_filter = link.client_filter
+        self._presettled = link.presettled
+        prefetch = link.prefetch
         wire = self._connection.wire
-        adapter = wire.adapter
-        address = wire.address(destination)
-        # Brokers that cannot filter (RabbitMQ, Service Bus, IBM MQ over AMQP): the client
-        # evaluates the selector for topic subscriptions. A queue cannot be filtered by a
-        # client without taking messages away from other consumers, so that is refused.
-        self._client_filter = None
-        if selector is not None and not adapter.filters_selectors:
-            if not destination.is_topic:
-                raise JMSException(
-                    f"the broker ({adapter.title}) cannot filter by message selector and a "
-                    f"queue consumer cannot filter on its own without taking messages away "
-                    f"from other consumers: selector {selector!r} on {destination} refused"
-                )
-            self._client_filter = parse_selector(selector)
-            selector = None
-        # Presettled (rules JMS-68, WM-17): the broker settles each message as it sends it, so
-        # acknowledging only frees local state and nothing is ever redelivered.
-        presettled = options.presettles_consumer(port.mode, destination.is_topic)
-        self._presettled = presettled
-        if subscription is None:
-            spec = LinkSpec(
-                name=f"jmspy:receiver:{self._consumer_id}:{address}",
-                address=address,
-                capabilities=(destination.kind,),
-                selector=selector,
-                no_local=no_local,
-                presettled=presettled,
-            )
-        else:
-            # Subscription links follow Qpid JMS's names and capabilities so a Java and a
-            # Python consumer share one subscription queue on the broker.
-            spec = LinkSpec(
-                name=subscription.link_name,
-                address=address,
-                capabilities=subscription.capabilities(destination.kind),
-                selector=selector,
-                no_local=no_local,
-                durable=subscription.durable,
-                distribution_copy=subscription.durable,
-                presettled=presettled,
-            )
-
-        spec.extra.update(link_profile(adapter))
-
         decode = wire.decoder(destination)
         # Set before the attach, as the engine thread reads them once transfers arrive (see
         # _hook_receiver). Whether the session's dispatch thread has a turn queued for this
@@ -211,11 +169,13 @@ class MessageConsumer(
         # A broker that cannot drain (RabbitMQ 3.x) keeps released messages bound to the link
         # until its session ends, so such consumers get an AMQP session of their own, ended
         # when they close: everything unsettled then goes back to the queue.
-        self._own_amqp_session = None if adapter.drain else port.amqp_connection.create_session()
+        self._own_amqp_session = (
+            None if wire.adapter.drain else port.amqp_connection.create_session()
+        )
         amqp_session = self._own_amqp_session or session._amqp
         try:
             amqp_session.create_receiver(
-                spec,
+                link.spec,
                 prefetch,
                 decode,
                 self._on_inbound,
