@@ -36,6 +36,12 @@ PROFILE = BrokerProfile(
     broker_redelivery_delay=False,
     default_max_delivery_attempts=7,
     default_redelivery_delay=1000,
+    # A consumer holding unacknowledged messages (CLIENT_/INDIVIDUAL_ACKNOWLEDGE) stops getting
+    # any after some hundreds, credit or not, until something wakes the queue (an
+    # acknowledgement, a new message, a drain, its 30 s expiry scan): a CLIENT_ACKNOWLEDGE
+    # listener got 1,400 of 5,000 queued messages, then nothing for 27 s. A drain after 500 ms
+    # without a transfer wakes it (jmspy/_amqp/dispatch_probe.py).
+    stalled_dispatch_probe_ms=500,
     # The open frame announces queue-prefix="queue://" and topic-prefix="topic://"; jmspy
     # applies announced prefixes whatever the profile says (these are the fallback). Without
     # them a topic address is taken for a queue.
@@ -46,5 +52,7 @@ PROFILE = BrokerProfile(
     "sent in a transaction counts from commit); priority ordering only with "
     'prioritizedMessages="true"; no redelivery limit or delay for AMQP consumers (jmspy '
     "applies 7 attempts, 1 s apart, then rejected -> ActiveMQ.DLQ); the broker assigns its own "
-    "message id when the client sends none; header.ttl comes back as the remaining time.",
+    "message id when the client sends none; header.ttl comes back as the remaining time; a "
+    "consumer holding some hundreds of unacknowledged messages gets no more until the queue "
+    "is woken (jmspy drains its link after 500 ms without a transfer).",
 )

@@ -72,6 +72,10 @@ class BrokerProfile(BaseModel):
     # Whether the broker answers a drain (receiveNoWait and close use one). RabbitMQ 3.x's
     # classic queues crash the session on drain=true.
     drain: bool = True
+    # How long (ms) a consumer link with credit left and unacknowledged messages held may go
+    # without a transfer, nothing buffered locally, before jmspy drains it to wake the
+    # broker's dispatch (jmspy/_amqp/dispatch_probe.py); 0: never (dispatch follows credit).
+    stalled_dispatch_probe_ms: int = 0
     # The application property by which the broker drops a message it already has (Artemis:
     # ``_AMQ_DUPL_ID``); jmspy stamps it so a send resent after a reconnect is not a duplicate.
     duplicate_id_property: str | None = None

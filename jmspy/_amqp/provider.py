@@ -38,6 +38,7 @@ from ..options import ConnectionOptions, Endpoint
 from . import sasl
 from .completion import Completion
 from .connection_errors import engine_failure, transport_error
+from .dispatch_probe import PROBE_MS_KEY
 from .engine import Engine
 from .engine_errors import EngineStopped
 from .event_loop import shared_loop
@@ -672,4 +673,8 @@ class AmqpConnection:
 
 def link_profile(profile: Any) -> dict[str, Any]:
     """The broker-profile facts a consumer link needs (LinkSpec.extra)."""
-    return {"modified_outcome": profile.modified_outcome, "drain": profile.drain}
+    return {
+        "modified_outcome": profile.modified_outcome,
+        "drain": profile.drain,
+        PROBE_MS_KEY: profile.stalled_dispatch_probe_ms,
+    }

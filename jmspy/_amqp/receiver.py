@@ -26,6 +26,7 @@ from ..errors import (
 )
 from .attach_amender import Amendment
 from .completion import Completion
+from .dispatch_probe import PROBE_MS_KEY, StalledDispatchProbe
 from .links import _LinkBase
 from .proton_internals import (
     DeliveryHandle,
@@ -107,6 +108,14 @@ class AmqpReceiver(_LinkBase):
             self._settle_txn_accepts
         )
         self._txn_state: tuple[bytes, bytes] | None = None  # (txn id, encoded state fields)
+        # Engine passes that handed transfers over (engine thread only; the probe compares).
+        self.arrivals = 0
+        probe_ms = int(spec.extra.get(PROBE_MS_KEY, 0))
+        self._probe = (
+            StalledDispatchProbe(self, probe_ms)
+            if probe_ms > 0 and prefetch > 0 and self.drain_supported
+            else None
+        )
 
     def _remote_terminus(self) -> Any:
         return self.link.remote_source
@@ -181,7 +190,11 @@ class AmqpReceiver(_LinkBase):
         return source.address if source is not None else None
 
     def _on_remote_open(self) -> None:
+        attach = self._attach
+        attaching = attach is not None and not attach.done()
         super()._on_remote_open()
+        if self._probe is not None and attaching and attach is not None and attach.done():
+            self._probe.arm()  # attached (again, after a reconnect)
 
     def _on_flow(self) -> None:
         if self._drain is not None and self.link.credit == 0:
@@ -255,6 +268,7 @@ class AmqpReceiver(_LinkBase):
         if not arrived:
             return
         self._arrived = []
+        self.arrivals += 1
         on_messages = self.on_messages
         if on_messages is not None:
             on_messages(arrived)
@@ -284,6 +298,13 @@ class AmqpReceiver(_LinkBase):
         def do_flow() -> None:
             # Credit counted before a reconnect is void: the re-attach grants a full window.
             if epoch != self.connection.epoch:
+                return
+            if self._drain is not None:
+                # Credit granted while a drain is unanswered is not covered by its answer:
+                # the drain would stay open with that credit left. The answer restores the
+                # window, minus what is still to be returned.
+                with self._credit_lock:
+                    self._credit_to_return += amount
                 return
             if not self.closed and self.failure is None and self.link.state & Link.LOCAL_ACTIVE:
                 self.link.flow(amount)
@@ -569,6 +590,35 @@ class AmqpReceiver(_LinkBase):
             want -= self.buffered_count()
             if want > 0:
                 link.flow(want)
+
+    def drain_if_stalled(self) -> bool:
+        """Engine thread (StalledDispatchProbe): drain the link if it has credit, holds
+        unsettled deliveries and nothing is buffered or being drained; True if it did. The
+        answer restores the window (the drain counts as abandoned: nobody waits for it)."""
+        link = self.link
+        if (
+            self._drain is not None
+            or self.closed
+            or self.connection.interrupted
+            or not link.state & Link.LOCAL_ACTIVE
+            or link.credit <= 0
+            or not self.open_deliveries
+            or self.buffered_count() > 0
+        ):
+            return False
+        log.debug(
+            "no transfer on %r for a while with %d credit left and %d messages unsettled: "
+            "draining to wake the broker's dispatch",
+            self.spec.address,
+            link.credit,
+            len(self.open_deliveries),
+        )
+        self._drain = Completion()
+        self._drain_abandoned = True
+        link.drain(0)
+        if link.credit == 0:
+            self._drain = None
+        return True
 
     def begin_stop_credit(self) -> None:
         """Ask the peer to use up or return the outstanding credit, without waiting: a session

@@ -11,6 +11,10 @@ the ``activemq`` adapter profile states, and the fixes they needed.
   unacknowledged message, so the broker cannot resend it on the closing link and nothing is
   lost (ActiveMQ then redelivers it to the next consumer, uncounted: its documented
   deviation);
+* a consumer holding unacknowledged messages stops getting any after some hundreds until
+  something wakes the queue (its expiry scan every 30 s): jmspy drains such a link when
+  nothing comes for the profile's probe interval, so a CLIENT_ACKNOWLEDGE listener gets a
+  whole backlog;
 * the provisioned broker can be crashed and restarted on its data (fault tests).
 """
 
@@ -164,6 +168,42 @@ def test_client_ack_close_stops_credit_and_loses_nothing(amq_factory: Any) -> No
     # Both back exactly once; ActiveMQ does not count the failed attempt (JMSXDeliveryCount
     # stays 1 after the consumer is gone): the deviation RD-4 reports.
     assert texts == ["a", "b"]
+
+
+# Without the probe the listener stalls at about 1,400 messages and then after every further
+# 400-600 until the broker's 30 s expiry scan: 4,000 take several of them (minutes). With it,
+# each stall lasts one to two probe intervals (0.5-1 s): a few seconds in all.
+BACKLOG = 4000
+BACKLOG_WITHIN_S = 45.0
+
+
+def test_a_client_ack_listener_gets_a_backlog_it_does_not_acknowledge(amq_factory: Any) -> None:
+    name = _name("backlog")
+    with amq_factory.createConnection() as connection:
+        sender = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
+        queue = sender.createQueue(name)
+        producer = sender.createProducer(queue)
+        producer.setDeliveryMode(jmspy.DeliveryMode.NON_PERSISTENT)
+        for i in range(BACKLOG):
+            producer.send(sender.createTextMessage(str(i)))
+        session = connection.createSession(jmspy.CLIENT_ACKNOWLEDGE)
+        received: list[jmspy.Message] = []
+        all_in = threading.Event()
+
+        def on_message(message: jmspy.Message) -> None:
+            received.append(message)
+            if len(received) == BACKLOG:
+                all_in.set()
+
+        consumer = session.createConsumer(queue)
+        consumer.setMessageListener(on_message)
+        connection.start()
+        assert all_in.wait(BACKLOG_WITHIN_S), f"{len(received)} of {BACKLOG} arrived"
+        assert [m.getText() for m in received] == [str(i) for i in range(BACKLOG)]
+        received[-1].acknowledge()  # CLIENT_ACKNOWLEDGE: all of them
+        consumer.close()
+        left = connection.createSession().createConsumer(queue)
+        assert left.receive(1000) is None
 
 
 def test_kill_and_restart_keep_persistent_messages(activemq: Any) -> None:
