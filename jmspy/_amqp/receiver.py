@@ -301,8 +301,8 @@ class AmqpReceiver(_LinkBase):
                 return
             if self._drain is not None:
                 # Credit granted while a drain is unanswered is not covered by its answer:
-                # the drain would stay open with that credit left. The answer restores the
-                # window, minus what is still to be returned.
+                # the drain would stay open with that credit left. The window restored after
+                # the answer includes it.
                 with self._credit_lock:
                     self._credit_to_return += amount
                 return
@@ -585,7 +585,10 @@ class AmqpReceiver(_LinkBase):
         if self.prefetch > 0 and not self.closed and link.state & Link.LOCAL_ACTIVE:
             want = self.prefetch - link.credit - link.queued
             with self._credit_lock:
-                want -= self._credit_to_return
+                # Credit the application freed and not yet returned (held back while the drain
+                # was unanswered, or below the batching threshold) is part of the window
+                # restored now: kept owed, it could leave the link without any credit.
+                self._credit_to_return = 0
             # Messages already in the local buffer still count against the window.
             want -= self.buffered_count()
             if want > 0:
