@@ -37,6 +37,19 @@ def _name(tag: str) -> str:
     return f"jmspy.amq.{tag}.{uuid.uuid4().hex[:10]}"
 
 
+def _queue_holding(
+    session: Any, name: str, texts: list[str], mode: int = jmspy.DeliveryMode.PERSISTENT
+) -> Any:
+    """The queue ``name`` with ``texts`` sent to it through ``session``, in order."""
+    queue = session.createQueue(name)
+    producer = session.createProducer(queue)
+    producer.setDeliveryMode(mode)
+    for text in texts:
+        producer.send(session.createTextMessage(text))
+    producer.close()
+    return queue
+
+
 @pytest.fixture
 def amq_factory(activemq: Any) -> jmspy.ConnectionFactory:
     return jmspy.ConnectionFactory(
@@ -153,10 +166,7 @@ def test_client_ack_close_stops_credit_and_loses_nothing(amq_factory: Any) -> No
     name = _name("ack")
     with amq_factory.createConnection() as connection:
         session = connection.createSession(jmspy.CLIENT_ACKNOWLEDGE)
-        queue = session.createQueue(name)
-        producer = session.createProducer(queue)
-        for text in ("a", "b"):
-            producer.send(session.createTextMessage(text))
+        queue = _queue_holding(session, name, ["a", "b"])
         connection.start()
         consumer = session.createConsumer(queue)
         first = consumer.receive(10000)
@@ -181,11 +191,8 @@ def test_a_client_ack_listener_gets_a_backlog_it_does_not_acknowledge(amq_factor
     name = _name("backlog")
     with amq_factory.createConnection() as connection:
         sender = connection.createSession(jmspy.AUTO_ACKNOWLEDGE)
-        queue = sender.createQueue(name)
-        producer = sender.createProducer(queue)
-        producer.setDeliveryMode(jmspy.DeliveryMode.NON_PERSISTENT)
-        for i in range(BACKLOG):
-            producer.send(sender.createTextMessage(str(i)))
+        texts = [str(i) for i in range(BACKLOG)]
+        queue = _queue_holding(sender, name, texts, jmspy.DeliveryMode.NON_PERSISTENT)
         session = connection.createSession(jmspy.CLIENT_ACKNOWLEDGE)
         received: list[jmspy.Message] = []
         all_in = threading.Event()
@@ -199,7 +206,7 @@ def test_a_client_ack_listener_gets_a_backlog_it_does_not_acknowledge(amq_factor
         consumer.setMessageListener(on_message)
         connection.start()
         assert all_in.wait(BACKLOG_WITHIN_S), f"{len(received)} of {BACKLOG} arrived"
-        assert [m.getText() for m in received] == [str(i) for i in range(BACKLOG)]
+        assert [m.getText() for m in received] == texts
         received[-1].acknowledge()  # CLIENT_ACKNOWLEDGE: all of them
         consumer.close()
         left = connection.createSession().createConsumer(queue)
