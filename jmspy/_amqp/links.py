@@ -30,6 +30,7 @@ from .terms import (
 )
 
 if TYPE_CHECKING:
+    from .provider import AmqpConnection
     from .session import AmqpSession
 
 log = logging.getLogger("jmspy.provider")
@@ -117,7 +118,7 @@ class _LinkBase:
 
     def __init__(self, session: AmqpSession, spec: LinkSpec) -> None:
         self.session = session
-        self.connection = session.connection
+        self.connection: AmqpConnection = session.connection
         self.spec = spec
         self._attach: Completion[None] | None = None
         self._detach: Completion[None] | None = None

@@ -1,20 +1,18 @@
-"""A consumer link: the credit window (prefetch), drains, and settlement of received
-deliveries with the outcome the JMS layer chose."""
+"""A consumer link: attaching it, taking its transfers, the credit window (prefetch) and
+drains. Settling what it received, with the outcome the JMS layer chose, is the mixin
+:class:`~.settlement.ReceiverSettlement`."""
 # Shares underscore members with the other modules of one provider (see jmspy/_amqp/__init__.py).
 
 from __future__ import annotations
 
-import collections
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from proton import (
-    Data,
     Delivery,
-    Described,
     Link,
     Terminus,
     symbol,
@@ -32,24 +30,20 @@ from .proton_internals import (
     DeliveryHandle,
     DeliveryRef,
     LinkRef,
-    accept_and_settle_all,
     delivery_aborted,
     delivery_ref,
     link_ref,
     read_transfer,
-    settle_all_with_state,
     settle_ref,
     wrap_delivery,
 )
-from .settlement import _EngineBatch, _settle_now
+from .settlement import ReceiverSettlement, _EngineBatch
 from .terms import (
-    ACCEPTED_CODE,
     JMS_SELECTOR_CODE,
     JMS_SELECTOR_KEY,
     NO_LOCAL_CODE,
     NO_LOCAL_KEY,
     OUTCOMES,
-    TRANSACTIONAL_STATE,
     InboundDelivery,
     LinkSpec,
     _put_symbols,
@@ -63,7 +57,7 @@ log = logging.getLogger("jmspy.provider")
 T = TypeVar("T")
 
 
-class AmqpReceiver(_LinkBase):
+class AmqpReceiver(ReceiverSettlement, _LinkBase):
     """A consumer link with a credit window (the prefetch)."""
 
     def __init__(
@@ -322,158 +316,6 @@ class AmqpReceiver(_LinkBase):
             return
         with self._credit_lock:
             self._credit_to_return -= 1
-
-    def settle(
-        self,
-        inbound: InboundDelivery,
-        outcome: str,
-        failed: bool = True,
-        undeliverable: bool = False,
-        txn_id: bytes | None = None,
-    ) -> None:
-        """Settle a delivery with accepted / released / rejected / modified (any thread)."""
-        if outcome == "accepted":
-            if txn_id is None:
-                self._accept(inbound)
-            else:
-                self._accept_all_in_txn((inbound,), txn_id)
-            return
-
-        def do_settle() -> None:
-            _settle_now(inbound, outcome, failed, undeliverable, txn_id)
-
-        try:
-            self.connection.submit(do_settle)
-        except JMSException:
-            pass
-
-    def _accept(self, inbound: InboundDelivery) -> None:
-        self._accept_all((inbound,))
-
-    def _accept_all(self, inbounds: Iterable[InboundDelivery]) -> None:
-        """Queue plain acceptances; the first since the engine last took the queue submits the
-        work that settles them all. Work submitted later by the same thread runs after it, so
-        an acceptance still precedes a later close, drain or commit."""
-        self._accepts.add(inbounds, self.connection.submit_lazy)
-
-    def _settle_accepts(self, accepts: collections.deque[InboundDelivery]) -> None:
-        """Engine thread: settle every queued acceptance."""
-        # _settle_now(inbound, "accepted") for each, in one loop: this runs for every message
-        # a consumer acknowledges.
-        handles = []
-        discard = self.open_deliveries.discard
-        epoch = self.connection.epoch
-        while accepts:
-            inbound = accepts.popleft()
-            if inbound.settled:
-                continue
-            inbound.settled = True
-            discard(inbound)
-            if inbound.epoch == epoch:
-                handles.append(inbound.delivery)
-            else:
-                inbound.delivery.release()  # nothing to settle (see _settle_now)
-        if handles and self.failure is None:
-            accept_and_settle_all(handles)
-        else:
-            for handle in handles:
-                handle.release()
-
-    def _accept_all_in_txn(self, inbounds: Iterable[InboundDelivery], txn_id: bytes) -> None:
-        """Queue acceptances within transaction ``txn_id``, as :meth:`_accept_all` does plain
-        ones: they still reach the engine before a commit or rollback submitted after them."""
-        self._txn_accepts.add(((inbound, txn_id) for inbound in inbounds), self.connection.submit)
-
-    def _settle_txn_accepts(self, queued: collections.deque[tuple[InboundDelivery, bytes]]) -> None:
-        """Engine thread: settle every queued transactional acceptance, with
-        transactional-state(txn-id, accepted), the acknowledgement taking effect at commit."""
-        discard = self.open_deliveries.discard
-        epoch = self.connection.epoch
-        failed = self.failure is not None
-        handles: list[DeliveryHandle] = []
-        current: bytes | None = None
-        while queued:
-            inbound, txn_id = queued.popleft()
-            if inbound.settled:
-                continue
-            inbound.settled = True
-            discard(inbound)
-            if failed or inbound.epoch != epoch:
-                # Nothing to settle: the broker puts the message back (see _settle_now).
-                inbound.delivery.release()
-                continue
-            if txn_id != current and handles:
-                assert current is not None
-                settle_all_with_state(
-                    handles, TRANSACTIONAL_STATE, self._encoded_txn_state(current)
-                )
-                handles = []
-            current = txn_id
-            handles.append(inbound.delivery)
-        if handles:
-            assert current is not None
-            settle_all_with_state(handles, TRANSACTIONAL_STATE, self._encoded_txn_state(current))
-
-    def _encoded_txn_state(self, txn_id: bytes) -> bytes:
-        """The fields of transactional-state(txn_id, accepted), AMQP-encoded."""
-        cached = self._txn_state
-        if cached is not None and cached[0] == txn_id:
-            return cached[1]
-        data = Data()
-        data.put_object([txn_id, Described(ulong(ACCEPTED_CODE), [])])
-        encoded = data.encode()
-        self._txn_state = (txn_id, encoded)
-        return encoded
-
-    def settle_later(
-        self,
-        inbound: InboundDelivery,
-        delay_ms: int,
-        outcome: str,
-        failed: bool = True,
-        undeliverable: bool = False,
-    ) -> None:
-        """Settle after a delay (a client-side redelivery delay on top of the broker's)."""
-        self.run_later(delay_ms, lambda: _settle_now(inbound, outcome, failed, undeliverable))
-
-    def run_later(self, delay_ms: int, work: Callable[[], None]) -> None:
-        """Run work on the engine thread after ``delay_ms`` (0: as soon as possible)."""
-        engine = self.connection.engine
-
-        def schedule() -> None:
-            engine.schedule(max(0, delay_ms) / 1000.0, work)
-
-        try:
-            self.connection.submit(schedule)
-        except JMSException:
-            pass
-
-    def settle_many(
-        self,
-        inbounds: list[InboundDelivery],
-        outcome: str,
-        failed: bool = True,
-        undeliverable: bool = False,
-        txn_id: bytes | None = None,
-    ) -> None:
-        if not inbounds:
-            return
-
-        if outcome == "accepted":
-            if txn_id is None:
-                self._accept_all(inbounds)
-            else:
-                self._accept_all_in_txn(inbounds, txn_id)
-            return
-
-        def do_settle() -> None:
-            for inbound in inbounds:
-                _settle_now(inbound, outcome, failed, undeliverable, txn_id)
-
-        try:
-            self.connection.submit(do_settle)
-        except JMSException:
-            pass
 
     def pull(self, timeout_ms: int | None) -> None:
         """Grant one credit (prefetch 0 consumers) and, with a timeout, drain after it."""
