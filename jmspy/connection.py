@@ -256,14 +256,23 @@ class Connection(ConnectionTwins):
                 failover=self._failover,
                 on_event=self._on_connection_event,
             )
-            amqp.open()
+            amqp.open(announce=False)
             self._adapter = choose_profile(
                 self._options.adapter, amqp.remote_properties, amqp.remote_offered_capabilities
             )
             self._wire = Wire(amqp, self._adapter, self._options)
             self._amqp = amqp
             self._used = True
-            return amqp
+            if self._closing or self._closed:
+                # close() ran while the connection was opening and found nothing to close
+                # (it reads _amqp after setting _closing, and _amqp is set above): the
+                # connection just opened would otherwise outlive its Connection.
+                amqp.close()
+                raise IllegalStateException("The Connection was closed while it was opening")
+        # Outside _open_lock: a ConnectionListener told of the open may use the connection
+        # (start it, create a session) from onConnectionEstablished.
+        amqp.announce_open()
+        return amqp
 
     @property
     def wire(self) -> Wire:

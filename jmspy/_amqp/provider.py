@@ -126,6 +126,8 @@ class AmqpConnection:
         self.failure: JMSException | None = None
         self._closing = False
         self._state = CONNECTING
+        # The transport was lost between the open frames and OPEN (see open, announce_open).
+        self._lost_while_opening = False
         # Engine thread: the link context of each link pointer that had a delivery event, so
         # a transfer finds its consumer without building a proton wrapper. Emptied whenever
         # a link is created (a new link may take a freed link's address) and on release.
@@ -248,8 +250,12 @@ class AmqpConnection:
         """True while failover is reconnecting (work is held, not failed)."""
         return self._state == INTERRUPTED
 
-    def open(self) -> None:
-        """Connect, authenticate and exchange open frames; raise the mapped error on failure."""
+    def open(self, announce: bool = True) -> None:
+        """Connect, authenticate and exchange open frames; raise the mapped error on failure.
+
+        ``announce=False`` leaves the "established" event (and a reconnect the open already
+        needs) to :meth:`announce_open`, for a caller that must first publish the connection:
+        the listener told of it may use it at once."""
         usable = True
         if self.reconnector is not None:
             self.reconnector.connect_first()
@@ -258,10 +264,18 @@ class AmqpConnection:
             endpoint, options = self.servers[0]
             self.connect_transport(endpoint, options)
             self._state = OPEN
+        self._lost_while_opening = not usable
+        if announce:
+            self.announce_open()
+
+    def announce_open(self) -> None:
+        """Report the open to the connection listener (on the calling thread), then start the
+        reconnect when the transport was lost before the connection was OPEN."""
         self.notify("established", self.endpoint.display())
-        if not usable and self.reconnector is not None:
+        if self._lost_while_opening and self.reconnector is not None:
             # Lost after its open frame, before the connection was OPEN: _fail left the
             # reconnect to us (see restored).
+            self._lost_while_opening = False
             self.reconnector.start(JMSException(f"{self.endpoint.display()} was lost"))
 
     def notify(self, kind: str, arg: Any) -> None:
