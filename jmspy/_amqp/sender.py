@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -163,6 +164,9 @@ class AmqpSender(_LinkBase):
                 linked=self.failure,
             )
         timeout_s = timeout_ms / 1000.0
+        # One jms.sendTimeout for the whole send: the wait for an in-flight slot and the wait
+        # for the outcome share it.
+        deadline = time.monotonic() + timeout_s
         if not self._in_flight.acquire(timeout=timeout_s):
             raise JMSException(
                 f"send to {self.spec.address!r} timed out after {timeout_ms} ms waiting for the "
@@ -187,7 +191,10 @@ class AmqpSender(_LinkBase):
                 raise
         if sync and completion is not None:
             try:
-                completion.wait(timeout_s, lambda: self._send_timed_out(pending, timeout_ms))
+                completion.wait(
+                    max(0.0, deadline - time.monotonic()),
+                    lambda: self._send_timed_out(pending, timeout_ms),
+                )
             except EngineStopped as exc:
                 raise self.connection._failure_or(exc) from None
 

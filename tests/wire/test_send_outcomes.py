@@ -289,3 +289,28 @@ def test_no_completion_listener_is_called_after_its_session_closed(
     assert not thread.is_alive(), "the completion thread still waits to call a listener"
     late = [at for at, _error in listener.exceptions if at > closed_at]
     assert late == [] and listener.completed == 0, "a listener was called after close()"
+
+
+def test_a_synchronous_send_waiting_for_an_in_flight_slot_keeps_one_send_timeout(
+    make_peer: Any, clients: Clients
+) -> None:
+    """jms.sendTimeout bounds a send as a whole: a send that first waits for an in-flight slot
+    (jms.maxAsyncSendsInFlight, taken by an asynchronous send held for want of credit) has
+    only what is left of it for the outcome. Each wait used to get a full sendTimeout, so the
+    send failed after up to twice its timeout (4.5 s here, against 3 s; the bound leaves a
+    second for a busy machine)."""
+    peer = make_peer(links=_no_credit_on("full"))
+    connection = clients.connect(peer, send_timeout=3000, max_async_sends_in_flight=1)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("full"))
+    listener = _Listener()
+    producer.send(session.createTextMessage("async, held for credit"), listener)
+    # Not a synchronisation: the synchronous send starts when the asynchronous one is half
+    # its timeout old, so the slot frees (at that timeout) in the middle of its wait.
+    time.sleep(1.5)
+    began = time.monotonic()
+    with pytest.raises(jmspy.JMSException, match="timed out"):
+        producer.send(session.createTextMessage("sync"))
+    took = time.monotonic() - began
+    assert took < 4.0, f"the send failed after {took:.1f} s against jms.sendTimeout=3000"
+    listener.wait_for(1, 30)
