@@ -38,8 +38,8 @@ from tenacity import (
     Retrying,
     retry_if_exception,
     stop_after_attempt,
-    stop_after_delay,
     stop_any,
+    stop_before_delay,
     stop_never,
 )
 
@@ -278,7 +278,10 @@ class Reconnector:
             conditions.append(stop_after_attempt(max(1, limit)))
         elif first:
             # No startup limit: the first connect is still bounded, by jms.connectTimeout.
-            conditions.append(stop_after_delay(self.connection.timeout_s("connect_timeout")))
+            # stop_before_delay: no back-off sleep (and attempt after it) that would end past
+            # the deadline; stop_after_delay looked only before each sleep, so a refusing
+            # server pool could take well over jms.connectTimeout (5.1 s against 3).
+            conditions.append(stop_before_delay(self.connection.timeout_s("connect_timeout")))
         self._attempts = 0
         self._refused_recoveries = 0
         # The first connect without a startup limit ends at jms.connectTimeout as a whole:

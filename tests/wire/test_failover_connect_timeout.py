@@ -4,6 +4,7 @@ each server of the pool gets only what is left of it, not a full jms.connectTime
 from __future__ import annotations
 
 import contextlib
+import socket
 import time
 from collections.abc import Iterator
 
@@ -36,3 +37,23 @@ def test_first_failover_connect_to_silent_servers_ends_within_the_connect_timeou
             connection.createSession()
         took = time.monotonic() - began
     assert took < 8.0, f"the first connect took {took:.1f} s against jms.connectTimeout=3000"
+
+
+def test_first_failover_connect_to_a_refusing_server_ends_within_the_connect_timeout(
+    clients: Clients,
+) -> None:
+    """A server that refuses at once, jms.connectTimeout=3000: the reconnect back-off must not
+    sleep past the deadline and try once more. The stop was checked before each sleep only,
+    so the doubling delays took the first use to 5.1 s; the bound leaves room for a busy
+    machine and still tells the two apart."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # Nothing listens on the port now: every connect is refused.
+    factory = clients.factory(f"failover:(amqp://127.0.0.1:{port})", connect_timeout=3000)
+    began = time.monotonic()
+    with pytest.raises(jmspy.JMSException, match="connect"):
+        connection = clients.track(factory.createConnection())
+        connection.createSession()
+    took = time.monotonic() - began
+    assert took < 4.0, f"the first connect took {took:.1f} s against jms.connectTimeout=3000"
