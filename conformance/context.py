@@ -19,9 +19,10 @@ from urllib.parse import urlsplit
 
 from jmspy.adapters import PROFILES, BrokerProfile, detect_profile
 from jmspy.adapters.base import DELAYED_DELIVERY
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 import jmspy
+from jmspy.options import shown_url
 
 from .model import CapabilityReport, CheckFailure, Verdict, deviation, passed
 from .raw import RawClient, RawMessage, parse_sections, payload_from_trace
@@ -61,9 +62,13 @@ class Target(BaseModel):
 
     label: str
     kind: str
-    url: str
+    # Neither the URL (its query may carry jms.password) nor the password is in the repr,
+    # a dump or a validation error.
+    model_config = ConfigDict(hide_input_in_errors=True)
+
+    url: str = Field(repr=False)
     username: str | None = None
-    password: str | None = None
+    password: str | None = Field(default=None, repr=False, exclude=True)
     adapter: str | None = None  # jmspy.adapter for every factory; None: detected
     version: str = ""
     source: str = "external"  # provisioned | external | container
@@ -74,7 +79,7 @@ class Target(BaseModel):
 
     def public_url(self) -> str:
         """The URL without credentials or query (safe for reports)."""
-        return re.sub(r"//[^@/]*@", "//", self.url).split("?", 1)[0]
+        return shown_url(self.url)
 
 
 def probe_capabilities(target: Target) -> tuple[CapabilityReport, dict[str, Any]]:

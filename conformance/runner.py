@@ -298,7 +298,9 @@ def run_target(
     progress.begin(target.label, len(entries))
     try:
         capabilities, facts = probe_capabilities(target)
-    except (jmspy.JMSException, OSError) as exc:
+    except (jmspy.JMSException, OSError, ValueError) as exc:
+        # ValueError: jmspy's IllegalArgumentException for a URL it refuses (its message
+        # shows the URL without user information or query).
         run.error = f"cannot reach the broker at {target.public_url()}: {exc}"
         run.duration_s = round(time.monotonic() - started, 3)
         progress.end(run)

@@ -1008,7 +1008,9 @@ _SEC_RULES = _rules(
         title="Credentials stay out of URLs, representations and errors",
         text="A connection URL with user information is refused with IllegalArgumentException; "
         "the password does not appear in the representation of the connection options nor in "
-        "the JMSSecurityException of a refused login.",
+        "the JMSSecurityException of a refused login. An error about a URL shows it without "
+        "user information or query, and never repeats an option's value that may be a "
+        "password (given twice, or split by an unencoded '&', '/', '?' or '#').",
         source=SECURITY,
         level="client",
     ),

@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import IllegalArgumentException
-from .options import Endpoint, parse_url
+from .options import Endpoint, parse_url, shown_url
 
 __all__ = [
     "FAILOVER_SCHEME",
@@ -132,19 +132,20 @@ def parse_connection_url(url: str) -> ConnectionURL:
     """Parse ``amqp[s]://...`` or ``failover:(...)?...`` (errors name the offending part)."""
     if not isinstance(url, str):
         raise IllegalArgumentException(
-            f"the connection URL must be a string such as 'amqp://localhost:5672', got {url!r}"
+            "the connection URL must be a string such as 'amqp://localhost:5672', got "
+            f"{type(url).__name__}"
         )
     if not url.lower().startswith(FAILOVER_SCHEME):
         endpoint, query = parse_url(url)
         return ConnectionURL((ServerURI(endpoint),), query, None)
     rest = url[len(FAILOVER_SCHEME) :]
     if FAILOVER_SCHEME in rest.lower():
-        raise IllegalArgumentException(f"failover URLs cannot be nested: {url!r}")
+        raise IllegalArgumentException(f"failover URLs cannot be nested: {shown_url(url)!r}")
     if rest.startswith("("):
         close = rest.find(")")
         if close < 0:
             raise IllegalArgumentException(
-                f"failover URL {url!r} opens '(' without closing it: "
+                f"failover URL {shown_url(url)!r} opens '(' without closing it: "
                 "use failover:(amqp://host1:5672,amqp://host2:5672)?options"
             )
         inner, tail = rest[1:close], rest[close + 1 :]
@@ -153,7 +154,8 @@ def parse_connection_url(url: str) -> ConnectionURL:
         tail = f"?{tail_query}" if tail_query else ""
     if tail and not tail.startswith("?"):
         raise IllegalArgumentException(
-            f"unexpected text {tail!r} after the server list of failover URL {url!r}"
+            f"unexpected text {shown_url(tail)!r} after the server list of failover URL "
+            f"{shown_url(url)!r}"
         )
     raw_query = _parse_query(tail[1:], url)
     failover_values: dict[str, Any] = {}
@@ -183,18 +185,18 @@ def parse_connection_url(url: str) -> ConnectionURL:
         if not part:
             continue
         if part.lower().startswith(FAILOVER_SCHEME):
-            raise IllegalArgumentException(f"failover URLs cannot be nested: {part!r}")
+            raise IllegalArgumentException(f"failover URLs cannot be nested: {shown_url(part)!r}")
         endpoint, own = parse_url(part)
         for key in own:
             if not key.startswith(PER_URI_PREFIXES):
                 raise IllegalArgumentException(
-                    f"option {key!r} in server URI {part.split('?')[0]!r} of a failover URL: only "
+                    f"option {key!r} in server URI {shown_url(part)!r} of a failover URL: only "
                     "amqp.* and transport.* options apply per server; put the others after "
                     "the closing parenthesis"
                 )
         servers.append(ServerURI(endpoint, {**nested, **own}))
     if not servers:
-        raise IllegalArgumentException(f"failover URL {url!r} names no server")
+        raise IllegalArgumentException(f"failover URL {shown_url(url)!r} names no server")
     try:
         options = FailoverOptions.model_validate(failover_values)
     except ValidationError as exc:
@@ -216,7 +218,7 @@ def _parse_query(text: str, url: str) -> dict[str, str]:
     for key, value in parse_qsl(text, keep_blank_values=True):
         if key in result:
             raise IllegalArgumentException(
-                f"option {key!r} is given twice in the connection URL {url.split('?')[0]!r}"
+                f"option {key!r} is given twice in the connection URL {shown_url(url)!r}"
             )
         result[key] = value
     return result

@@ -12,6 +12,7 @@ timeout (Qpid JMS waits forever for sends and requests by default), so that no c
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -39,7 +40,11 @@ DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671}
 class ConnectionOptions(BaseModel):
     """All options of a connection; field aliases are the URL names."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    # hide_input_in_errors: a ValidationError of this public model would quote the input, a
+    # password among it.
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, frozen=True, hide_input_in_errors=True
+    )
 
     # --- jms.* (connection level, Qpid JMS names) ---
     username: str | None = Field(None, alias="jms.username")
@@ -299,7 +304,7 @@ def parse_url(url: str) -> tuple[Endpoint, dict[str, str]]:
     """Split a connection URL into its endpoint and raw query options."""
     if not isinstance(url, str):
         raise IllegalArgumentException(
-            f"the connection URL must be a str such as amqp://host:port, got {url!r}"
+            f"the connection URL must be a str such as amqp://host:port, got {type(url).__name__}"
         )
     try:
         parts = urlsplit(url)
@@ -318,11 +323,28 @@ def parse_url(url: str) -> tuple[Endpoint, dict[str, str]]:
             "the connection URL must not contain user information; "
             "pass username and password to the ConnectionFactory instead"
         )
+    if parts.path not in ("", "/") or parts.fragment:
+        # A password with an unencoded "/" or "#" reads as a port and a path: refused, and
+        # neither part is echoed.
+        raise IllegalArgumentException(
+            f"the connection URL {_without_query(url)!r} must be scheme://host:port with "
+            "options in the query; it has a path or fragment (URL-encode '/', '?', '#' and "
+            "'@' in option values)"
+        )
     host = parts.hostname or "localhost"
     try:
-        port = parts.port or DEFAULT_PORTS[parts.scheme]
-    except ValueError as exc:
-        raise IllegalArgumentException(f"invalid port in connection URL: {exc}") from None
+        given_port: int | None = parts.port
+        port_ok = True
+    except ValueError:
+        given_port, port_ok = None, False
+    if not port_ok:
+        # Raised outside the handler, so the parser's error (which quotes the text it read
+        # as the port, perhaps part of a password) is not kept as the context.
+        raise IllegalArgumentException(
+            f"invalid port in connection URL {_without_query(url)!r}: a number 1-65535 is "
+            "expected after the host"
+        )
+    port = given_port or DEFAULT_PORTS[parts.scheme]
     query = _query_options(parts.query)
     return Endpoint(scheme=parts.scheme, host=host, port=port), query
 
@@ -335,9 +357,13 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
         for key, value in source.items():
             name = _ALIASES.get(key, key if key in _FIELDS else None)
             if name is None:
+                # A password holding an unencoded "&" splits the query, its tail read as an
+                # option name: with a secret option beside it, the name is not shown.
+                shown = "(name not shown)" if _has_secret(source) else repr(key)
                 raise IllegalArgumentException(
-                    f"unknown connection option {key!r}; known options: "
+                    f"unknown connection option {shown}; known options: "
                     + ", ".join(sorted(_ALIASES))
+                    + ("; URL-encode '&' in option values" if _has_secret(source) else "")
                 )
             if name in given:
                 # Its dotted and its snake_case name in the same place: which one was meant?
@@ -355,7 +381,7 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
         for err in exc.errors():
             field = str(err["loc"][0]) if err["loc"] else "?"
             alias = ConnectionOptions.model_fields[field].alias if field in _FIELDS else field
-            shown = "***" if "password" in field else repr(err.get("input"))
+            shown = "***" if "password" in field.lower() else repr(err.get("input"))
             problems.append(f"{alias}={shown}: {err['msg']}")
         raise IllegalArgumentException("invalid connection option " + "; ".join(problems)) from None
     try:
@@ -367,19 +393,35 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
     return options
 
 
+def _has_secret(options: dict[str, Any]) -> bool:
+    """Whether ``options`` name a password (by its dotted or snake_case name)."""
+    return any("password" in key.lower() for key in options)
+
+
 def _query_options(query: str) -> dict[str, str]:
     """The URL query as a dict; an option given twice is an error (which one wins is not
     obvious, and a silently ignored value hides a mistake)."""
     options: dict[str, str] = {}
     for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=False):
         if key in options:
+            # The values are not shown: the option may be a password.
             raise IllegalArgumentException(
-                f"connection option {key!r} is given more than once in the URL "
-                f"({options[key]!r} and {value!r})"
+                f"connection option {key!r} is given more than once in the URL"
             )
         options[key] = value
     return options
 
 
+# Anything from "//" to an "@" is user information (a password may hold "/", "?" or "#"
+# unencoded, so the match does not stop at them); it is masked before the query is cut.
+_USER_INFO = re.compile(r"//[^@()]*@")
+
+
+def shown_url(url: str) -> str:
+    """A connection URL as errors and logs may show it: no user information, no query (which
+    may hold ``jms.password``). Over-masks rather than under-masks a malformed URL."""
+    return _USER_INFO.sub("//***@", url).split("?", 1)[0]
+
+
 def _without_query(url: str) -> str:
-    return url.split("?", 1)[0]
+    return shown_url(url)

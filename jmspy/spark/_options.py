@@ -57,7 +57,8 @@ class JmsOptionError(ValueError):
 class JmsOptions:
     """Connection, destination and tuning options; see docs/spark.md."""
 
-    url: str
+    # Not in the repr: the URL's query may carry jms.password.
+    url: str = dataclasses.field(repr=False)
     user: str | None = None
     password: str | None = dataclasses.field(default=None, repr=False)
     adapter: str | None = None
