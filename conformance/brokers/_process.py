@@ -422,8 +422,10 @@ class LocalBroker(Endpoint, Generic[R]):
                 stdin=subprocess.DEVNULL,
                 cwd=cwd,
             )
-        except subprocess.TimeoutExpired as exc:
-            raise BrokerProvisioningError(f"{what} did not finish within {timeout:.0f}s") from exc
+        except subprocess.TimeoutExpired:
+            # Not chained: TimeoutExpired quotes the command line, which may hold a password
+            # (artemis create --password ...).
+            raise BrokerProvisioningError(f"{what} did not finish within {timeout:.0f}s") from None
         if check and done.returncode != 0:
             raise BrokerProvisioningError(
                 f"{what} failed (exit {done.returncode}):\n"
