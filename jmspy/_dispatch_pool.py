@@ -97,7 +97,16 @@ class DispatchPool:
             daemon=True,
         )
         self._threads.append(thread)
-        thread.start()
+        try:
+            thread.start()
+        except RuntimeError:  # "can't start new thread": the process is at its thread limit
+            # Counted only once it runs, so the next schedule tries again; the caller (the
+            # engine thread, or a pool thread re-queueing) must not die of it.
+            self._threads.remove(thread)
+            log.exception(
+                "could not start a shared dispatch thread (%d running); the work stays queued",
+                len(self._threads),
+            )
 
     def _next(self) -> Session:
         with self._cv:
