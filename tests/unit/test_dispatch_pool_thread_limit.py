@@ -26,7 +26,9 @@ class _Session:
 def test_a_pool_thread_that_cannot_start_is_retried_by_the_next_schedule(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    pool = _dispatch_pool.DispatchPool(1)
+    # A size no other test uses: the pool's daemon thread outlives the test, and tests of the
+    # shared loop count the threads of the pools they make (named by size).
+    pool = _dispatch_pool.DispatchPool(5)
     real_start = threading.Thread.start
     refusals = [1]
 
