@@ -9,6 +9,7 @@ import queue
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ._amqp.completion import WaitScope
 from ._amqp.provider import InboundDelivery, LinkSpec
 from ._dispatch_pool import DispatchPool
 from ._modes import (
@@ -92,6 +93,8 @@ class Session(
         self._consumer_seq = itertools.count(1)
         self._closed = False
         self._closing = False
+        # The broker waits of commit() and rollback(), which a close from another thread ends.
+        self._api_waits = WaitScope()
         # CLIENT_ACKNOWLEDGE and INDIVIDUAL_ACKNOWLEDGE: see SessionAcknowledgements.
         self._unacked: dict[InboundDelivery, None] = {}
         self._unacked_lock = threading.Lock()
@@ -512,7 +515,9 @@ class Session(
 
         Nothing is acknowledged by closing; idempotent. Raises IllegalStateException when called
         from this session's own listener or completion listener (rule JMS-20). The whole close is
-        bounded by ``jms.closeTimeout``.
+        bounded by ``jms.closeTimeout``: a commit() or rollback() waiting for the broker on
+        another thread is ended first (the rollback returns, rolled back by the session's end;
+        the commit raises TransactionInDoubtException).
         """
         if self._closed:
             return
@@ -530,6 +535,15 @@ class Session(
         amqp = self._amqp_connection
         self._wait_completions(limit_s=amqp.close_remaining_s())
         self._closing = True
+        # A rollback() on another thread holds the delivery lock across its waits for the
+        # broker (drain, discharge), each up to jms.requestTimeout: end them now, so the close
+        # below keeps to jms.closeTimeout. A rollback can only roll back, and a commit cut
+        # short reports in doubt (its discharge may have reached the broker).
+        self._api_waits.abort(
+            IllegalStateException(
+                f"session {self._session_id} was closed while the call waited for the broker"
+            )
+        )
         # Every consumer asks for its credit back before the first waits for its answer: they
         # share one deadline, and a peer slow to answer must not leave the last none to ask.
         self._begin_stop_consumer_credit()

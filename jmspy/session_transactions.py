@@ -20,6 +20,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from ._amqp.completion import WaitScope
     from ._ports import ConsumerHooks
     from ._provider import Provider, ProviderSession
     from .connection import Connection
@@ -46,6 +47,8 @@ class SessionTransactions:
     _producers: list[MessageProducer]
     _consumers: list[MessageConsumer]
     _delivery_lock: Any
+    _closing: bool
+    _api_waits: WaitScope
 
     if TYPE_CHECKING:
 
@@ -124,6 +127,10 @@ class SessionTransactions:
             )
         self._check_not_completion_thread("commit()")
         self._wait_completions()
+        with self._api_waits.entered():
+            self._commit()
+
+    def _commit(self) -> None:
         amqp = self._amqp_connection
         if self._txn_id is not None and self._txn_epoch != amqp.epoch:
             self._txn_lost()
@@ -192,26 +199,39 @@ class SessionTransactions:
             )
         self._check_not_completion_thread("rollback()")
         self._wait_completions()
+        # The delivery lock keeps listener deliveries out until the rollback is done; a close
+        # from another thread ends the waits below instead of waiting behind them.
+        with self._delivery_lock, self._api_waits.entered():
+            self._rollback()
+
+    def _rollback(self) -> None:
         amqp = self._amqp_connection
-        with self._delivery_lock:
-            # Prefetched messages that were never delivered go back first, so the broker can
-            # redeliver the rolled-back ones in order before them.
-            for consumer in list(self._consumers):
-                self._hooks_of(consumer).release_prefetch()
-            txn_id, epoch = self._txn_id, self._txn_epoch
-            if txn_id is not None and epoch == amqp.epoch:
-                try:
-                    self._amqp.coordinator().discharge(txn_id, fail=True, epoch=epoch)
-                except TransactionRolledBackException:
-                    pass  # rolled back either way
-                except TransactionInDoubtException:
-                    # Lost with the connection: the broker rolls back what it loses.
-                    if amqp.epoch == epoch and amqp.failure is None:
-                        self._end_transaction(declare_next=False)
-                        raise
-            self._end_transaction()
-            for consumer in list(self._consumers):
-                self._hooks_of(consumer).receiver.restore_credit()
+        # Prefetched messages that were never delivered go back first, so the broker can
+        # redeliver the rolled-back ones in order before them.
+        for consumer in list(self._consumers):
+            self._hooks_of(consumer).release_prefetch()
+        txn_id, epoch = self._txn_id, self._txn_epoch
+        if txn_id is not None and epoch == amqp.epoch:
+            try:
+                self._amqp.coordinator().discharge(txn_id, fail=True, epoch=epoch)
+            except TransactionRolledBackException:
+                pass  # rolled back either way
+            except TransactionInDoubtException:
+                # Lost with the connection: the broker rolls back what it loses. Cut short by
+                # a close: the discharge can only roll back, and so does the end of the
+                # session, which follows at once.
+                if self._closing:
+                    log.debug("rollback ended by the session's close: rolled back by its end")
+                elif amqp.epoch == epoch and amqp.failure is None:
+                    self._end_transaction(declare_next=False)
+                    raise
+        if self._closing:
+            # Nothing more for a session that is closing: no next transaction, no credit.
+            self._end_transaction(declare_next=False)
+            return
+        self._end_transaction()
+        for consumer in list(self._consumers):
+            self._hooks_of(consumer).receiver.restore_credit()
 
     def _discard_transaction(self, in_doubt_if_unanswered: bool = False) -> None:
         """Roll back what the broker may still hold of the current transaction, then start

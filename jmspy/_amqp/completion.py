@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
 
-__all__ = ["Completion", "NotifiedCompletion"]
+__all__ = ["Completion", "NotifiedCompletion", "WaitScope", "current_wait_scope"]
 
 log = logging.getLogger("jmspy.engine")
 
@@ -123,3 +124,66 @@ class NotifiedCompletion(Completion[T]):
 
     def wait(self, timeout_s: float, on_timeout: Callable[[], BaseException]) -> T:
         raise TypeError("a NotifiedCompletion is observed through on_done, not waited on")
+
+
+_entered = threading.local()
+
+
+def current_wait_scope() -> WaitScope | None:
+    """The scope the calling thread's waits belong to (see :meth:`WaitScope.entered`)."""
+    scope: WaitScope | None = getattr(_entered, "scope", None)
+    return scope
+
+
+class WaitScope:
+    """The engine waits of API calls that a close from another thread must be able to end.
+
+    A session's rollback() and commit() wait for the broker (a drain, a discharge, the next
+    declare), each up to jms.requestTimeout or amqp.drainTimeout. A Session.close() or
+    Connection.close() from another thread keeps to jms.closeTimeout, so it cannot wait that
+    long behind them: it calls :meth:`abort`, which fails every wait in the scope at once and
+    every later one as it starts. The calls enter the scope on their own thread
+    (:meth:`entered`), so the closing thread's own waits are never part of it.
+    """
+
+    __slots__ = ("_lock", "_waits", "_aborted")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waits: set[Completion[Any]] = set()
+        self._aborted: BaseException | None = None
+
+    @contextlib.contextmanager
+    def entered(self) -> Iterator[None]:
+        """The calling thread's engine waits belong to this scope until the block ends."""
+        previous = getattr(_entered, "scope", None)
+        _entered.scope = self
+        try:
+            yield
+        finally:
+            _entered.scope = previous
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted is not None
+
+    def add(self, completion: Completion[Any]) -> None:
+        with self._lock:
+            error = self._aborted
+            if error is None:
+                self._waits.add(completion)
+                return
+        completion.fail(error)
+
+    def discard(self, completion: Completion[Any]) -> None:
+        with self._lock:
+            self._waits.discard(completion)
+
+    def abort(self, error: BaseException) -> None:
+        """Fail every wait of the scope now, and each one that starts later."""
+        with self._lock:
+            self._aborted = error
+            waits = list(self._waits)
+            self._waits.clear()
+        for completion in waits:
+            completion.fail(error)

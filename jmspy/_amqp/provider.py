@@ -36,7 +36,7 @@ from ..errors import (
 )
 from ..options import ConnectionOptions, Endpoint
 from . import sasl
-from .completion import Completion
+from .completion import Completion, current_wait_scope
 from .connection_errors import engine_failure, transport_error
 from .dispatch_probe import PROBE_MS_KEY
 from .engine import Engine
@@ -300,7 +300,8 @@ class AmqpConnection:
         """Run work on the engine thread and wait, mapping engine death to a JMSException.
 
         While failover reconnects, the work is held and runs on the new transport; the wait is
-        bounded by the same timeout either way."""
+        bounded by the same timeout either way. A wait made inside a WaitScope (a session's
+        commit or rollback) also ends when a close aborts that scope."""
         self.check_usable()
         timeout_s = (timeout_ms or self.options.request_timeout) / 1000.0
         completion: Completion[Any] = Completion()
@@ -312,8 +313,12 @@ class AmqpConnection:
                 completion.fail(exc)
 
         self._waiters.add(completion)
+        scope = current_wait_scope()
+        if scope is not None:
+            scope.add(completion)
         try:
-            self.submit(run)
+            if not completion.done():  # failed already by a close that ended the scope
+                self.submit(run)
             try:
                 return completion.wait(
                     timeout_s,
@@ -330,6 +335,8 @@ class AmqpConnection:
             raise self._failure_or(exc) from None
         finally:
             self._waiters.discard(completion)
+            if scope is not None:
+                scope.discard(completion)
 
     def submit(self, work: Callable[[], None]) -> None:
         self._submit(work, lazy=False)
