@@ -310,11 +310,11 @@ def parse_url(url: str) -> tuple[Endpoint, dict[str, str]]:
         parts = urlsplit(url)
     except ValueError as exc:  # e.g. "amqp://[::1" (unclosed IPv6 bracket)
         raise IllegalArgumentException(
-            f"invalid connection URL {_without_query(url)!r}: {exc}"
+            f"invalid connection URL {shown_url(url)!r}: {exc}"
         ) from None
     if parts.scheme not in DEFAULT_PORTS:
         raise IllegalArgumentException(
-            f"unsupported URL scheme {parts.scheme!r} in {_without_query(url)!r}: "
+            f"unsupported URL scheme {parts.scheme!r} in {shown_url(url)!r}: "
             "use amqp://host:port or amqps://host:port"
         )
     if parts.username is not None or parts.password is not None:
@@ -327,7 +327,7 @@ def parse_url(url: str) -> tuple[Endpoint, dict[str, str]]:
         # A password with an unencoded "/" or "#" reads as a port and a path: refused, and
         # neither part is echoed.
         raise IllegalArgumentException(
-            f"the connection URL {_without_query(url)!r} must be scheme://host:port with "
+            f"the connection URL {shown_url(url)!r} must be scheme://host:port with "
             "options in the query; it has a path or fragment (URL-encode '/', '?', '#' and "
             "'@' in option values)"
         )
@@ -341,7 +341,7 @@ def parse_url(url: str) -> tuple[Endpoint, dict[str, str]]:
         # Raised outside the handler, so the parser's error (which quotes the text it read
         # as the port, perhaps part of a password) is not kept as the context.
         raise IllegalArgumentException(
-            f"invalid port in connection URL {_without_query(url)!r}: a number 1-65535 is "
+            f"invalid port in connection URL {shown_url(url)!r}: a number 1-65535 is "
             "expected after the host"
         )
     port = given_port or DEFAULT_PORTS[parts.scheme]
@@ -421,7 +421,3 @@ def shown_url(url: str) -> str:
     """A connection URL as errors and logs may show it: no user information, no query (which
     may hold ``jms.password``). Over-masks rather than under-masks a malformed URL."""
     return _USER_INFO.sub("//***@", url).split("?", 1)[0]
-
-
-def _without_query(url: str) -> str:
-    return shown_url(url)

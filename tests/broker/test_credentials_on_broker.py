@@ -6,6 +6,7 @@ import base64
 import logging
 
 import pytest
+from log_capture import LogCapture
 
 import jmspy
 from jmspy.errors import JMSException
@@ -13,17 +14,8 @@ from jmspy.errors import JMSException
 SECRET = "Wr0ng-distinctive-Pa55phrase-77q"
 
 
-class _Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(f"{record.name} {record.getMessage()}")
-
-
 def test_wrong_password_on_artemis_is_never_logged(broker) -> None:  # type: ignore[no-untyped-def]
-    handler = _Capture()
+    handler = LogCapture()
     root = logging.getLogger("jmspy")
     saved = root.level
     root.setLevel(logging.DEBUG)

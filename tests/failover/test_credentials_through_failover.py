@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from jmspy.conformance.faultproxy import FaultProxy
+from log_capture import LogCapture
 
 import jmspy
 
@@ -22,20 +23,6 @@ from .failover_support import Events, failover_url
 
 USER = "svc-orders"
 SECRET = "Kx9-distinctive-Pa55phrase-q7Zr"
-
-
-class _Capture(logging.Handler):
-    """Every record of every logger, formatted as a handler with a format string would."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        text = f"{record.name} {record.getMessage()}"
-        if record.exc_info:
-            text += " " + logging.Formatter().formatException(record.exc_info)
-        self.lines.append(text)
 
 
 def _secret_forms() -> list[str]:
@@ -51,7 +38,7 @@ def _secret_forms() -> list[str]:
 
 
 def test_password_appears_nowhere_through_a_reconnect(local_artemis: Any) -> None:
-    handler = _Capture()
+    handler = LogCapture()
     root = logging.getLogger()
     saved = root.level
     root.setLevel(logging.DEBUG)

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
+from log_capture import LogCapture
 
 import jmspy
 from jmspy.errors import JMSException, JMSSecurityException
@@ -43,21 +44,9 @@ def clients() -> Iterator[Clients]:
     yield from clients_fixture()
 
 
-class _Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        text = record.getMessage()
-        if record.exc_info:
-            text += "\n" + logging.Formatter().formatException(record.exc_info)
-        self.lines.append(f"{record.name} {text}")
-
-
 @pytest.fixture
-def captured() -> Iterator[_Capture]:
-    handler = _Capture()
+def captured() -> Iterator[LogCapture]:
+    handler = LogCapture()
     root = logging.getLogger("jmspy")
     saved = root.level
     root.setLevel(logging.DEBUG)
@@ -91,7 +80,7 @@ def _assert_clean(texts: list[str], secret: str = SECRET) -> None:
 
 
 def test_trace_of_a_successful_login_has_no_password(
-    peer: ScriptedPeer, clients: Clients, captured: _Capture
+    peer: ScriptedPeer, clients: Clients, captured: LogCapture
 ) -> None:
     factory = clients.factory(
         peer, USER, SECRET, query="amqp.traceFrames=true", key_store_password=KEYSTORE_SECRET
@@ -114,7 +103,7 @@ def test_trace_of_a_successful_login_has_no_password(
 
 
 def test_sasl_refusal_logs_and_raises_without_password(
-    make_peer: PeerFactory, clients: Clients, captured: _Capture
+    make_peer: PeerFactory, clients: Clients, captured: LogCapture
 ) -> None:
     peer = make_peer(reject_credentials=True)
     connection = clients.connect(peer, USER, SECRET, query="amqp.traceFrames=true")
@@ -128,7 +117,7 @@ def test_sasl_refusal_logs_and_raises_without_password(
 
 
 def test_refused_open_logs_and_raises_without_password(
-    make_peer: PeerFactory, clients: Clients, captured: _Capture
+    make_peer: PeerFactory, clients: Clients, captured: LogCapture
 ) -> None:
     peer = make_peer(close_on_open_with=("amqp:unauthorized-access", "bad user or password"))
     connection = clients.connect(peer, USER, SECRET, query="amqp.traceFrames=true")
