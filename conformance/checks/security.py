@@ -95,14 +95,42 @@ def sec3(ctx: CheckContext) -> Verdict:
     return ctx.verdict("8 KiB message round trip with a 512-byte maximum frame size")
 
 
+def _error_texts(exc: BaseException) -> str:
+    """An error with everything chained to it, as a traceback would print them."""
+    texts: list[str] = []
+    current: BaseException | None = exc
+    while current is not None:
+        texts += [str(current), repr(current)]
+        current = current.__cause__ or current.__context__
+    return "\n".join(texts)
+
+
+def _misplaced_secret_urls(secret: str) -> dict[str, str]:
+    """URLs holding the password where it does not belong, each refused by the client."""
+    head, tail = secret[:6], secret[6:]
+    return {
+        "user information": f"amqp://user:{secret}@localhost:5672",
+        "user information, wrong scheme": f"amqpx://user:{secret}@localhost:5672",
+        "'/' in the password": f"amqp://user:{head}/{tail}@localhost",
+        "'?' in the password": f"amqp://user:{head}?{tail}@localhost",
+        "'#' in the password": f"amqp://user:{head}#{tail}@localhost",
+        "jms.password given twice": f"amqp://localhost?jms.password={secret}&jms.password=x",
+        "unencoded '&' in jms.password": f"amqp://localhost?jms.password=ab&{secret}",
+        "unbalanced failover URL": f"failover:(amqp://localhost?jms.password={secret}",
+    }
+
+
 @check("SEC-4")
 def sec4(ctx: CheckContext) -> Verdict:
     secret = f"sec4-{uuid.uuid4().hex}"
-    ctx.expect_raises(
-        jmspy.IllegalArgumentException,
-        lambda: jmspy.ConnectionFactory(f"amqp://user:{secret}@localhost:5672"),
-        "URL with user information",
-    )
+    for what, url in _misplaced_secret_urls(secret).items():
+        try:
+            jmspy.ConnectionFactory(url)
+        except jmspy.IllegalArgumentException as exc:
+            shown = _error_texts(exc)
+            ctx.expect(secret[6:] not in shown, shown, f"a refusal without the password ({what})")
+        else:
+            ctx.expect(False, "accepted", f"IllegalArgumentException for a URL with {what}")
     factory = jmspy.ConnectionFactory(ctx.target.url, ctx.target.username or "jmspy", secret)
     shown = repr(factory) + repr(factory.options)
     ctx.expect(secret not in shown, shown, "no password in the representations")
@@ -113,9 +141,9 @@ def sec4(ctx: CheckContext) -> Verdict:
     except jmspy.JMSSecurityException as exc:
         ctx.expect(secret not in str(exc), str(exc), "an error without the password")
         ctx.note(f"refused login: {exc}")
-        return ctx.verdict("password absent from URL handling, reprs and the login error")
+        return ctx.verdict("password absent from refused URLs, reprs and the login error")
     ctx.note("the broker accepted the made-up password: the login error was not observed")
-    return ctx.verdict("password absent from URL handling and reprs")
+    return ctx.verdict("password absent from refused URLs and reprs")
 
 
 @dataclasses.dataclass
