@@ -10,13 +10,12 @@ parent, and the child does not import the parent's class.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import threading
-
     from ._amqp.completion import NotifiedCompletion
     from ._amqp.provider import AmqpReceiver, InboundDelivery
     from ._provider import Provider, ProviderSession
@@ -52,6 +51,44 @@ class ConnectionPort:
     on_async_send_failure: Callable[[JMSException], None]
 
 
+class ListenerWaits:
+    """The threads waiting for a session's listener call in progress to return: a consumer's
+    close() or the connection's stop() from outside the listener.
+
+    JMS 2.0 lets them wait for the call in progress only, not for the rest of a listener run
+    of some other consumer of the session: while ``awaited`` is set, a run ends after its
+    current message, and the dispatch thread lets the waiters through before its next run
+    (:meth:`let_through`; a lock is not fair, and the thread that just released it mostly
+    takes it back first). ``awaited`` is read without the lock once per delivered message; a
+    stale read costs at most one more message."""
+
+    __slots__ = ("_count", "_cv", "awaited")
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._cv = threading.Condition(threading.Lock())
+        self.awaited = False
+
+    def enter(self) -> None:
+        with self._cv:
+            self._count += 1
+            self.awaited = True
+
+    def leave(self) -> None:
+        with self._cv:
+            self._count -= 1
+            if not self._count:
+                self.awaited = False
+                self._cv.notify_all()
+
+    def let_through(self) -> None:
+        """The dispatch thread, before a run and without the delivery lock: return once no
+        thread waits any more (each only takes the lock and lets it go)."""
+        with self._cv:
+            while self._count:
+                self._cv.wait()
+
+
 @dataclass(frozen=True, slots=True)
 class SessionPort:
     """What a session lends its producers, consumers and browsers."""
@@ -70,6 +107,9 @@ class SessionPort:
     signal_ready: Callable[..., None]
     has_listener: Callable[[], bool]
     wait_for_listener: Callable[[], None]
+    # Set while a thread waits in wait_for_listener (a listener run stops after its message);
+    # an attribute rather than a callable: every delivered message reads it.
+    listener_waits: ListenerWaits
     # Marks the message a listener is handling (recover() inside onMessage redelivers it);
     # ``end_listener_delivery`` returns whether recover() asked for that.
     begin_listener_delivery: Callable[[InboundDelivery], None]

@@ -191,13 +191,16 @@ class BufferedDelivery:
 
     def _stop_run(self: _Consumer, listener: ListenerLike) -> bool:
         """Whether a listener run ends after the message just delivered: the listener was
-        replaced, the connection stopped, or the consumer or its session is closing (their
-        close waits for the run, and JMS lets it wait for the current message only)."""
+        replaced, the connection stopped, the consumer or its session is closing, or another
+        thread waits for the session's listener (the close of another consumer of the
+        session, a stop): their close or stop waits for the run, and JMS lets it wait for the
+        current message only. Read at every message: the cheap checks go first."""
         port = self._port
         return (
             self._listener is not listener
-            or not port.connection_port.started()
             or self._close_requested
+            or port.listener_waits.awaited
+            or not port.connection_port.started()
             or port.is_closing()
         )
 

@@ -24,7 +24,7 @@ from ._modes import (
     NOT_ACKNOWLEDGED,
     SESSION_TRANSACTED,
 )
-from ._ports import ConnectionPort, ConsumerHooks, SessionHooks, SessionPort
+from ._ports import ConnectionPort, ConsumerHooks, ListenerWaits, SessionHooks, SessionPort
 from ._provider import Provider, ProviderSession
 from ._twins.session import SessionTwins
 from .browser import QueueBrowser
@@ -129,6 +129,8 @@ class Session(
                 except JMSException as exc:
                     log.debug("ending the session of a failed transaction declare: %s", exc)
                 raise
+        # Threads waiting for the listener in progress (a close or stop from another thread).
+        self._listener_waits = ListenerWaits()
         # What this session's producers, consumers and browsers may use of it.
         self._port = SessionPort(
             connection=connection,
@@ -143,6 +145,7 @@ class Session(
             signal_ready=self._signal_ready,
             has_listener=self._has_listener,
             wait_for_listener=self._wait_for_listener,
+            listener_waits=self._listener_waits,
             begin_listener_delivery=self._begin_listener_delivery,
             end_listener_delivery=self._end_listener_delivery,
             take_recover_request=self._take_recover_request,

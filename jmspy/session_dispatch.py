@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ._dispatch_pool import DispatchPool, dispatch_pool
 
 if TYPE_CHECKING:
-    from ._ports import ConnectionPort, ConsumerHooks
+    from ._ports import ConnectionPort, ConsumerHooks, ListenerWaits
     from .connection import Connection
     from .consumer import MessageConsumer
     from .session import Session
@@ -35,6 +35,7 @@ class SessionDispatch:
     _ready: queue.SimpleQueue[MessageConsumer | None]
     _dispatcher: threading.Thread | None
     _delivery_lock: Any
+    _listener_waits: ListenerWaits
     _batch_deadlines: dict[MessageConsumer, float]
     _pool: DispatchPool | None
     _connection: Connection
@@ -95,6 +96,10 @@ class SessionDispatch:
         """Deliver what ``consumer`` has ready; False once the session is closed."""
         connection = self._connection_port
         try:
+            if self._listener_waits.awaited:
+                # A close() or stop() waits for the listener: it goes first, or this thread,
+                # which just let the lock go, mostly takes it back before the waiter wakes.
+                self._listener_waits.let_through()
             with self._delivery_lock:
                 if not connection.started():
                     # Stopped between the wait and the lock: keep the work for later.
@@ -140,8 +145,16 @@ class SessionDispatch:
         return more, min(self._batch_deadlines.values(), default=None)
 
     def _wait_for_listener(self) -> None:
-        """Return once no listener of this session is running (used by stop and close)."""
+        """Return once no listener of this session is running (used by stop and close).
+
+        Waits for the listener call in progress only: a listener run of any consumer ends
+        after its current message while a thread waits here (see ListenerWaits)."""
         if self._is_dispatch_thread(threading.current_thread()):
             return
-        with self._delivery_lock:
-            pass
+        waits = self._listener_waits
+        waits.enter()
+        try:
+            with self._delivery_lock:
+                pass
+        finally:
+            waits.leave()
