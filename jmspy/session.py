@@ -505,10 +505,12 @@ class Session(
                     if inbound.epoch != epoch:
                         continue  # lost with an old connection: the broker redelivers it
                     by_consumer.setdefault(id(inbound.receiver), []).append(inbound)
-                for consumer in list(self._consumers):
-                    mine = by_consumer.get(id(self._hooks_of(consumer).receiver))
+                # The hooks, not self._consumers: a consumer closing on another thread has
+                # already given its hooks back, and is skipped.
+                for hooks in list(self._consumer_hooks.values()):
+                    mine = by_consumer.get(id(hooks.receiver))
                     if mine:
-                        self._hooks_of(consumer).redeliver_locally(mine)
+                        hooks.redeliver_locally(mine)
         elif on_dispatch and self._current_listener_delivery is not None:
             # AUTO/DUPS_OK inside onMessage: the current message is delivered again.
             self._recover_requested = True
@@ -552,9 +554,11 @@ class Session(
         self._begin_stop_consumer_credit()
         try:
             with self._delivery_lock:
-                for consumer in list(self._consumers):
+                # The hooks, not self._consumers: a consumer closing on another thread has
+                # already given its hooks back (its own close finishes it).
+                for hooks in list(self._consumer_hooks.values()):
                     try:
-                        self._hooks_of(consumer).close_internal()
+                        hooks.close_internal()
                     except JMSException as exc:
                         log.debug("closing consumer: %s", exc)
                 for producer in list(self._producers):

@@ -45,7 +45,7 @@ class SessionTransactions:
     _txn_has_work: bool
     _txn_failure: JMSException | None
     _producers: list[MessageProducer]
-    _consumers: list[MessageConsumer]
+    _consumer_hooks: dict[MessageConsumer, ConsumerHooks]
     _delivery_lock: Any
     _closing: bool
     _api_waits: WaitScope
@@ -53,8 +53,6 @@ class SessionTransactions:
     if TYPE_CHECKING:
 
         def _check_closed(self) -> None: ...
-
-        def _hooks_of(self, consumer: MessageConsumer) -> ConsumerHooks: ...
 
         def _check_not_completion_thread(self, what: str) -> None: ...
 
@@ -208,8 +206,8 @@ class SessionTransactions:
         amqp = self._amqp_connection
         # Prefetched messages that were never delivered go back first, so the broker can
         # redeliver the rolled-back ones in order before them.
-        for consumer in list(self._consumers):
-            self._hooks_of(consumer).release_prefetch()
+        for hooks in list(self._consumer_hooks.values()):
+            hooks.release_prefetch()
         txn_id, epoch = self._txn_id, self._txn_epoch
         if txn_id is not None and epoch == amqp.epoch:
             try:
@@ -230,8 +228,8 @@ class SessionTransactions:
             self._end_transaction(declare_next=False)
             return
         self._end_transaction()
-        for consumer in list(self._consumers):
-            self._hooks_of(consumer).receiver.restore_credit()
+        for hooks in list(self._consumer_hooks.values()):
+            hooks.receiver.restore_credit()
 
     def _discard_transaction(self, in_doubt_if_unanswered: bool = False) -> None:
         """Roll back what the broker may still hold of the current transaction, then start
