@@ -392,9 +392,11 @@ class Engine(ConnectPreamble):
 
     def _open_socket(self) -> None:
         no_delay, keep_alive, sndbuf, rcvbuf = self._sock_opts
-        # jms.connectTimeout bounds TCP connect, the TLS handshake and SASL together.
+        # jms.connectTimeout bounds name resolution, the TCP connect, the TLS handshake and
+        # SASL together; stop() ends any of them (see ConnectPreamble._connect).
         deadline = self._deadline
-        sock = socket.create_connection((self.host, self.port), timeout=self._connect_timeout_s)
+        sock = self._connect(deadline)
+        self._sock = sock  # closed by _finish whatever fails from here on
         if no_delay:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if keep_alive:
@@ -404,7 +406,6 @@ class Engine(ConnectPreamble):
         if rcvbuf:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         sock.setblocking(False)
-        self._sock = sock
         self._preamble(sock, deadline)
         self._last_input = time.monotonic()
 

@@ -218,6 +218,15 @@ class Reconnector:
         with self._thread_lock:
             self._cancelled.set()
             thread = self._thread
+        # A reconnect thread may be waiting for a transport to open (up to jms.connectTimeout):
+        # stopping its engine ends that wait now, instead of the join below waiting it out. An
+        # engine the thread creates after this finds the connection closing and is stopped
+        # there (AmqpConnection.connect_transport). Only while reconnecting: the engine of an
+        # open connection is left to the close, which sends the AMQP close on it.
+        conn = self.connection
+        reconnecting = thread is not None and thread.is_alive() and conn.interrupted
+        if reconnecting and conn.engine is not None:
+            conn.engine.stop()
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout_s)
 

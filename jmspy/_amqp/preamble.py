@@ -1,11 +1,17 @@
-"""The connect-time byte exchange of an engine: the TLS handshake, then the SASL exchange, with
-blocking waits bounded by jms.connectTimeout, before proton sees any byte."""
+"""The connect-time work of an engine: name resolution and the TCP connect, then the TLS
+handshake and the SASL exchange, with every wait bounded by jms.connectTimeout and ended by
+``Engine.stop()``, before proton sees any byte."""
 
 from __future__ import annotations
 
+import errno
+import ipaddress
+import os
 import select
 import socket
+import threading
 import time
+from typing import Any
 
 from ..errors import JMSException
 from .engine_errors import EngineStopped
@@ -14,6 +20,26 @@ from .tls import TlsLayer
 
 # What one socket read asks for, here and in the engine's loop.
 READ_CHUNK = 256 * 1024
+
+# What a non-blocking connect_ex returns while the connect is under way (on Windows, Winsock's
+# own WSAEWOULDBLOCK).
+_CONNECT_PENDING = frozenset(
+    {
+        errno.EINPROGRESS,
+        errno.EWOULDBLOCK,
+        errno.EAGAIN,
+        getattr(errno, "WSAEWOULDBLOCK", errno.EWOULDBLOCK),
+    }
+)
+
+
+def _is_ip_literal(host: str) -> bool:
+    """An address, not a name: getaddrinfo answers it at once, without asking a resolver."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 class ConnectPreamble:
@@ -28,6 +54,81 @@ class ConnectPreamble:
     _connect_timeout_s: float
     _stop_requested: bool
     _wake_r: socket.socket
+    _wake_w: socket.socket
+
+    def _connect(self, deadline: float) -> socket.socket:
+        """A non-blocking socket connected to ``host:port``, by ``deadline``.
+
+        Unlike ``socket.create_connection``: resolving the name is bounded too, every address
+        shares what is left of the one deadline (not a full timeout each), and ``stop()`` ends
+        any of the waits at once, so a close never waits for a connect to give up. As with
+        create_connection, the addresses are tried in turn and the last one's OSError is
+        raised when none connects."""
+        last: OSError | None = None
+        for family, kind, proto, _, address in self._resolve(deadline):
+            try:
+                sock = socket.socket(family, kind, proto)
+            except OSError as exc:  # say, an IPv6 address on a host without IPv6
+                last = exc
+                continue
+            try:
+                sock.setblocking(False)
+                self._connect_one(sock, address, deadline)
+            except OSError as exc:
+                sock.close()
+                last = exc
+                continue
+            except BaseException:
+                sock.close()  # the deadline passed or stop() was called: nothing else to try
+                raise
+            return sock
+        if last is not None:
+            raise last
+        raise OSError(f"getaddrinfo returned no address for {self.host}")
+
+    def _connect_one(self, sock: socket.socket, address: Any, deadline: float) -> None:
+        err = sock.connect_ex(address)
+        if err in _CONNECT_PENDING:
+            what = f"the TCP connect to {self.host}:{self.port}"
+            while sock not in self._wait_ready([self._wake_r], [sock], deadline, what):
+                pass
+            err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            # OSError picks the subclass from the errno (ConnectionRefusedError, ...), as
+            # create_connection raised them.
+            raise OSError(err, os.strerror(err))
+
+    def _resolve(self, deadline: float) -> list[tuple[Any, ...]]:
+        """The addresses of ``host:port``. getaddrinfo cannot be interrupted or given a time
+        limit, so a name is resolved on a thread of its own, left to finish by itself (it
+        only holds its result) when the deadline passes or stop() is called first."""
+        if _is_ip_literal(self.host):
+            return socket.getaddrinfo(
+                self.host, self.port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST
+            )
+        host, port, wake_w = self.host, self.port, self._wake_w
+        done = threading.Event()
+        outcome: list[Any] = []
+
+        def resolve() -> None:
+            try:
+                outcome.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+            except BaseException as exc:  # noqa: BLE001 - handed to the connecting thread
+                outcome.append(exc)
+            finally:
+                done.set()
+                try:
+                    wake_w.send(b"\0")  # the connecting thread waits in select on _wake_r
+                except OSError:
+                    pass  # the engine is gone (closed its wake-up socket), or already woken
+
+        threading.Thread(target=resolve, name=f"jmspy-resolve-{host}", daemon=True).start()
+        while not done.is_set():
+            self._wait_ready([self._wake_r], [], deadline, f"resolving the host name {host}")
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result  # socket.gaierror (an OSError), as create_connection raised it
+        return list(result)
 
     def _preamble(self, sock: socket.socket, deadline: float) -> None:
         """TLS handshake, then the SASL exchange, before proton sees any byte."""
@@ -82,28 +183,49 @@ class ConnectPreamble:
                 )
 
     def _wait(self, sock: socket.socket, deadline: float, what: str, write: bool) -> None:
+        hint = ""
+        if self._tls is None and self._sasl is not None and not self._sasl.offered:
+            hint = "; no answer to the AMQP header: if it is a TLS port, use amqps://"
+        self._wait_ready(
+            [self._wake_r] if write else [self._wake_r, sock],
+            [sock] if write else [],
+            deadline,
+            f"{what} with {self.host}:{self.port}",
+            hint,
+        )
+
+    def _wait_ready(
+        self,
+        readers: list[socket.socket],
+        writers: list[socket.socket],
+        deadline: float,
+        what: str,
+        hint: str = "",
+    ) -> set[socket.socket]:
+        """One wait in select for ``readers`` (which include ``_wake_r``) or ``writers``; the
+        sockets ready (``_wake_r`` left out). Raises EngineStopped once stop() was called, and
+        the JMSException of jms.connectTimeout once ``deadline`` passed."""
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or self._stop_requested:
-            if self._stop_requested:
-                raise EngineStopped("connection closed")
-            hint = ""
-            if self._tls is None and self._sasl is not None and not self._sasl.offered:
-                hint = "; no answer to the AMQP header: if it is a TLS port, use amqps://"
+        if self._stop_requested:
+            raise EngineStopped("connection closed")
+        if remaining <= 0:
             raise JMSException(
-                f"{what} with {self.host}:{self.port} did not complete within "
+                f"{what} did not complete within "
                 f"{self._connect_timeout_s * 1000:.0f} ms (jms.connectTimeout){hint}"
             )
         # The wake-up socket is watched so stop() ends the wait; its bytes are drained here, or
         # the byte written for the queued open would make every select return at once (a
         # busy loop). The queued work itself runs when the main loop starts.
-        readers = [self._wake_r] if write else [self._wake_r, sock]
-        readable, _, _ = select.select(readers, [sock] if write else [], [], remaining)
-        if self._wake_r in readable:
+        readable, writable, _ = select.select(readers, writers, [], remaining)
+        ready = set(readable) | set(writable)
+        if self._wake_r in ready:
+            ready.discard(self._wake_r)
             try:
                 while self._wake_r.recv(4096):
                     pass
             except (BlockingIOError, InterruptedError):
                 pass
+        return ready
 
     def _send_blocking(self, sock: socket.socket, data: bytes, deadline: float, what: str) -> None:
         view = memoryview(data)

@@ -224,6 +224,11 @@ class AmqpConnection:
         # stops the engine, and a later submit would raise EngineStopped instead of the reason.
         engine.submit(self._proton.open)
         engine.start()
+        if self._closing:
+            # A close that began meanwhile (it sets _closing before cancelling the reconnect
+            # thread, which stops the engine it finds) may have stopped the previous engine,
+            # not this one: stop this one too, so the wait below ends at once.
+            engine.stop()
         try:
             self._open_completion.wait(
                 timeout,
