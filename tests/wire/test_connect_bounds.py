@@ -103,11 +103,12 @@ def _wait_gone(prefix: str, timeout: float, what: str) -> None:
 def test_every_address_of_a_name_shares_the_one_connect_deadline(
     dns: FakeDns, silent_port: int, clients: Clients
 ) -> None:
-    """A name with four addresses that never answer, jms.connectTimeout=2000: the connect
+    """A name with eight addresses that never answer, jms.connectTimeout=2000: the connect
     fails at the timeout (about 2 s), naming it, with the engine thread gone. create_connection
-    gave every address a full timeout: the engine thread went on for 8 s, and the opener
-    waited 2 s more for it (4 s in all) before it gave up on it."""
-    dns.addresses["blackhole.test"] = [("127.0.0.1", silent_port)] * 4
+    gave every address a full timeout: the engine thread went on for 16 s, and the opener
+    waited 2 s more for it (4 s in all) before it gave up on it. The bounds are loose (a busy
+    machine passes); the engine thread's lifetime is what tells the two apart."""
+    dns.addresses["blackhole.test"] = [("127.0.0.1", silent_port)] * 8
     factory = clients.factory(f"amqp://blackhole.test:{silent_port}", connect_timeout=2000)
     connection = clients.track(factory.createConnection())
     began = time.monotonic()
@@ -116,10 +117,10 @@ def test_every_address_of_a_name_shares_the_one_connect_deadline(
     took = time.monotonic() - began
     assert "jms.connectTimeout" in str(caught.value)
     assert "blackhole.test" in str(caught.value)
-    assert took < 3.5, f"the connect took {took:.1f} s against jms.connectTimeout=2000"
+    assert took < 6.0, f"the connect took {took:.1f} s against jms.connectTimeout=2000"
     _wait_gone(
         "jmspy-engine-blackhole.test",
-        timeout=1.0,
+        timeout=5.0,
         what="the engine thread to end with the failed connect",
     )
 
@@ -139,10 +140,10 @@ def test_a_name_that_is_not_resolved_in_time_fails_at_the_connect_timeout(
     assert dns.entered.is_set()
     assert "jms.connectTimeout" in str(caught.value)
     assert "broker.invalid" in str(caught.value)
-    assert took < 4.0, f"the connect took {took:.1f} s against jms.connectTimeout=1500"
+    assert took < 6.0, f"the connect took {took:.1f} s against jms.connectTimeout=1500"
     _wait_gone(
         "jmspy-engine-broker.invalid",
-        timeout=1.0,
+        timeout=5.0,
         what="the engine thread to end while the resolver is still stuck",
     )
     assert not dns.release.is_set()
@@ -186,7 +187,7 @@ def test_stop_ends_a_connect_waiting_for_the_resolver_at_once(dns: FakeDns) -> N
     try:
         assert dns.entered.wait(10.0), "the engine never asked the resolver"
         engine.stop()
-        assert engine.join(3.0), "the engine thread is still waiting for the resolver"
+        assert engine.join(10.0), "the engine thread is still waiting for the resolver"
     finally:
         engine.abort()
     assert handler.failed.is_set()
@@ -201,7 +202,7 @@ def test_stop_ends_a_tcp_connect_at_once(silent_port: int) -> None:
     try:
         wait_until(lambda: engine.thread.is_alive(), what="the engine thread to start")
         engine.stop()
-        assert engine.join(3.0), "the engine thread is still in the TCP connect"
+        assert engine.join(10.0), "the engine thread is still in the TCP connect"
     finally:
         engine.abort()
     assert isinstance(handler.error, EngineStopped)
@@ -257,7 +258,7 @@ def test_close_while_reconnecting_to_a_silent_server_returns_promptly(
     make_peer: PeerFactory,
     clients: Clients,
 ) -> None:
-    """jms.connectTimeout=30000, jms.closeTimeout=8000: a close while the reconnect thread
+    """jms.connectTimeout=60000, jms.closeTimeout=20000: a close while the reconnect thread
     waits for a transport to the silent server returns at once, and leaves no engine or
     failover thread behind. Cancelling the reconnect only joined that thread, which waited
     out the whole close timeout (and the connect went on after the close had returned)."""
@@ -269,7 +270,7 @@ def test_close_while_reconnecting_to_a_silent_server_returns_promptly(
         "&failover.maxReconnectDelay=100&failover.maxReconnectAttempts=-1"
     )
     before = set(threading.enumerate())
-    factory = clients.factory(url, connect_timeout=30000, close_timeout=8000)
+    factory = clients.factory(url, connect_timeout=60000, close_timeout=20000)
     connection = clients.track(factory.createConnection())
     connection.connect()
     peer.drop(reset=True)
@@ -294,10 +295,10 @@ def test_close_while_reconnecting_to_a_silent_server_returns_promptly(
 
     closer = threading.Thread(target=close, name="test-close", daemon=True)
     closer.start()
-    closer.join(30.0)
-    assert took, "close() did not return within 30 s"
+    closer.join(40.0)
+    assert took, "close() did not return within 40 s"
     assert not error, f"close() raised {error[0]!r}"
-    assert took[0] < 4.0, f"close() took {took[0]:.1f} s against jms.closeTimeout=8000"
+    assert took[0] < 8.0, f"close() took {took[0]:.1f} s against jms.closeTimeout=20000"
 
     def left() -> list[threading.Thread]:
         return [
@@ -308,4 +309,4 @@ def test_close_while_reconnecting_to_a_silent_server_returns_promptly(
             and t.name.startswith(("jmspy-engine", "jmspy-failover"))
         ]
 
-    wait_until(lambda: not left(), timeout=2.0, what="no engine or failover thread left")
+    wait_until(lambda: not left(), timeout=5.0, what="no engine or failover thread left")
