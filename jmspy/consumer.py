@@ -589,9 +589,10 @@ class MessageConsumer(
 
         Prefetched messages are released; unacknowledged CLIENT_ and INDIVIDUAL_ACKNOWLEDGE
         messages are failed (RD-4). From its own onMessage the close completes after the call
-        returns (JMS-62, BL-9); from any other thread it first waits for an onMessage in
-        progress to return (JMS 2.0, as Connection.stop() does), a wait no timeout bounds; the
-        rest is bounded by ``jms.closeTimeout``. A durable subscription survives (only
+        returns (JMS-62, BL-9); from any other thread it first waits for the onMessage in
+        progress on its session, of any consumer, to return (JMS 2.0, as Connection.stop()
+        does), a wait no timeout bounds, and for nothing after it; the rest is bounded by
+        ``jms.closeTimeout``. A durable subscription survives (only
         unsubscribe removes it).
         """
         if self._closed:
