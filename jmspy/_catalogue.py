@@ -455,7 +455,8 @@ _MORE_RULES = _rules(
         title="createContext refuses an invalid session mode",
         text="ConnectionFactory.createContext(sessionMode) with a mode other than 0..3, 101 "
         "(INDIVIDUAL_ACKNOWLEDGE, rule JMS-67), 100 and 257 (the no-acknowledgement modes, rule "
-        "JMS-68) raises JMSRuntimeException.",
+        "JMS-68) raises JMSRuntimeException, as does a mode that is not an int (a bool, a float, "
+        "a list).",
         source="JMS 2.0 ConnectionFactory javadoc (checklist 3)",
         level="client",
     ),
@@ -537,8 +538,8 @@ _MORE_RULES = _rules(
         id="JMS-16",
         title="createSession validates the session mode",
         text="createSession with a mode other than 0..3, 101 (JMS-67), 100 and 257 (JMS-68), or "
-        "createSession(false, SESSION_TRANSACTED), raises JMSException; createSession() is "
-        "AUTO_ACKNOWLEDGE.",
+        "createSession(false, SESSION_TRANSACTED), or a mode that is not an int (a float, a "
+        "list), raises JMSException; createSession() is AUTO_ACKNOWLEDGE.",
         source="JMS 2.0 Connection javadoc (checklist 16)",
         level="client",
     ),
@@ -676,14 +677,17 @@ _MORE_RULES = _rules(
         id="JMS-46",
         title="JMSProducer headers override the message's",
         text="JMSCorrelationID, JMSType and JMSReplyTo set on the JMSProducer replace the "
-        "values already on the message being sent.",
+        "values already on the message being sent. A value of the wrong type (a correlation id "
+        "or type that is not a str, a reply-to that is not a Destination) is refused when it is "
+        "set, on the JMSProducer and on a Message, naming the value.",
         source="JMS 2.0 sections 7.5-7.6 (checklist 46)",
         level="client",
     ),
     Rule(
         id="JMS-47",
         title="JMSProducer.send refuses a null destination",
-        text="JMSProducer.send(null, ...) raises InvalidDestinationRuntimeException.",
+        text="JMSProducer.send(null, ...), or a destination that is not a Destination (a queue "
+        "name as a str), raises InvalidDestinationRuntimeException.",
         source="TCK jmscontextqueuetests (checklist 47)",
         level="client",
     ),

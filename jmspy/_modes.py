@@ -27,6 +27,15 @@ ACKNOWLEDGE_MODES = {
 ACKNOWLEDGED_BY_APPLICATION = frozenset({CLIENT_ACKNOWLEDGE, INDIVIDUAL_ACKNOWLEDGE})
 # Modes whose consumers are presettled: a message counts as consumed once it is sent (JMS-68).
 NOT_ACKNOWLEDGED = frozenset({ARTEMIS_PRE_ACKNOWLEDGE, NO_ACKNOWLEDGE})
+
+
+def is_session_mode(value: object) -> bool:
+    """Whether ``value`` is one of the session modes: an int, not a bool (True == 1 would pass
+    as AUTO_ACKNOWLEDGE) nor a float (1.0 likewise), and not an unhashable value (a list would
+    raise TypeError out of the look-up). Rules JMS-3 and JMS-16."""
+    return type(value) is int and value in ACKNOWLEDGE_MODES
+
+
 # The refusal every mode check shares (rules JMS-3, JMS-16).
 VALID_MODES_TEXT = (
     "use AUTO_ACKNOWLEDGE (1), CLIENT_ACKNOWLEDGE (2), DUPS_OK_ACKNOWLEDGE (3), "

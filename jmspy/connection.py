@@ -20,6 +20,7 @@ from ._modes import (  # noqa: F401 - DUPS_OK_ACKNOWLEDGE re-exported with the o
     NO_ACKNOWLEDGE,
     SESSION_TRANSACTED,
     VALID_MODES_TEXT,
+    is_session_mode,
 )
 from ._ports import ConnectionPort, SessionHooks
 from ._provider import Provider, ProviderSession
@@ -488,7 +489,7 @@ class Connection(ConnectionTwins):
                 raise JMSException("acknowledge mode SESSION_TRANSACTED (0) needs transacted=True")
         else:
             raise JMSException(f"createSession takes at most 2 arguments, got {len(args)}")
-        if mode not in ACKNOWLEDGE_MODES:
+        if not is_session_mode(mode):
             raise JMSException(f"invalid session mode {mode!r}: {VALID_MODES_TEXT} [rule JMS-16]")
         amqp = self._ensure_open()
         session = Session(self, amqp, mode, next(self._session_seq), self._port)

@@ -11,11 +11,10 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._modes import VALID_MODES_TEXT
+from ._modes import VALID_MODES_TEXT, is_session_mode
 from ._runtime import runtime
 from ._twins.context import JMSContextTwins
 from .connection import (
-    ACKNOWLEDGE_MODES,
     ARTEMIS_PRE_ACKNOWLEDGE,
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
@@ -89,7 +88,7 @@ class JMSContext(JMSContextTwins):
     NO_ACKNOWLEDGE = NO_ACKNOWLEDGE
 
     def __init__(self, shared: _SharedConnection, session_mode: int) -> None:
-        if session_mode not in ACKNOWLEDGE_MODES:
+        if not is_session_mode(session_mode):
             raise JMSRuntimeException(
                 f"Invalid Session Mode: {session_mode!r}: {VALID_MODES_TEXT} [rule JMS-3]"
             )
@@ -117,7 +116,7 @@ class JMSContext(JMSContextTwins):
             user, password, mode = args
         elif args:
             raise JMSRuntimeException(f"createContext takes 0 to 3 arguments, got {len(args)}")
-        if mode not in ACKNOWLEDGE_MODES:
+        if not is_session_mode(mode):
             raise JMSRuntimeException(
                 f"Invalid Session Mode: {mode!r}: {VALID_MODES_TEXT} [rule JMS-3]"
             )

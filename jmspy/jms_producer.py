@@ -17,6 +17,8 @@ from .errors import (
     MessageFormatRuntimeException,
 )
 from .message import Message, message_for_body
+from .message.headers import check_header_text, check_reply_to
+from .message.java import _check_bytes_value
 from .producer import MessageProducer
 from .producer_settings import ProducerSettings, validate_milliseconds
 
@@ -61,6 +63,15 @@ class JMSProducer(JMSProducerTwins):
     def send(self, destination: Destination, body: Any) -> JMSProducer:
         """Send a Message, or a str/bytes/dict/object body wrapped in the matching type."""
         self._check_context_closed()
+        # Checked before anything is applied to the message (rule JMS-47): a queue name given
+        # as a str used to fail deep in the send with an AttributeError.
+        if destination is None:
+            raise InvalidDestinationRuntimeException("Destination must not be null [rule JMS-47]")
+        if not isinstance(destination, Destination):
+            raise InvalidDestinationRuntimeException(
+                f"Destination must be a Queue or Topic (from createQueue/createTopic), not "
+                f"{type(destination).__name__}: {destination!r} [rule JMS-47]"
+            )
         message = body if isinstance(body, Message) else message_for_body(body)
         for name, value in self._properties.items():
             message.setObjectProperty(name, value)
@@ -74,8 +85,6 @@ class JMSProducer(JMSProducerTwins):
         if self._reply_to is not None:
             message.setJMSReplyTo(self._reply_to)
         producer = self._producer()
-        if destination is None:
-            raise InvalidDestinationRuntimeException("Destination must not be null")
         producer.send_with(self._settings, destination, message, self._async)
         return self
 
@@ -210,8 +219,9 @@ class JMSProducer(JMSProducerTwins):
     def setJMSCorrelationID(self, correlationID: str | None) -> JMSProducer:
         """Set the JMSCorrelationID of messages sent; returns this producer.
 
-        It replaces the message's own (JMS-46).
+        It replaces the message's own (JMS-46); JMSRuntimeException unless a str or None.
         """
+        check_header_text(correlationID, "JMSCorrelationID")
         self._correlation_id = correlationID
         return self
 
@@ -220,8 +230,14 @@ class JMSProducer(JMSProducerTwins):
         cid = self._correlation_id
         return cid if not isinstance(cid, bytes) else None
 
+    @runtime
     def setJMSCorrelationIDAsBytes(self, correlationID: bytes | None) -> JMSProducer:
-        """Set the JMSCorrelationID as bytes for messages sent (JMS-46); returns this producer."""
+        """Set the JMSCorrelationID as bytes for messages sent (JMS-46); returns this producer.
+
+        MessageFormatRuntimeException unless bytes-like or None (an int would make that many
+        zero bytes)."""
+        if correlationID is not None:
+            _check_bytes_value(correlationID, "setJMSCorrelationIDAsBytes")
         self._correlation_id = None if correlationID is None else bytes(correlationID)
         return self
 
@@ -230,11 +246,13 @@ class JMSProducer(JMSProducerTwins):
         cid = self._correlation_id
         return cid if isinstance(cid, bytes) else None
 
+    @runtime
     def setJMSType(self, type: str | None) -> JMSProducer:
         """Set the JMSType of messages sent; returns this producer.
 
-        It replaces the message's own (JMS-46).
+        It replaces the message's own (JMS-46); JMSRuntimeException unless a str or None.
         """
+        check_header_text(type, "JMSType")
         self._type = type
         return self
 
@@ -242,11 +260,14 @@ class JMSProducer(JMSProducerTwins):
         """The JMSType set, or None."""
         return self._type
 
+    @runtime
     def setJMSReplyTo(self, replyTo: Destination | None) -> JMSProducer:
         """Set the JMSReplyTo of messages sent; returns this producer.
 
-        It replaces the message's own (JMS-46).
+        It replaces the message's own (JMS-46); InvalidDestinationRuntimeException unless a
+        Destination or None.
         """
+        check_reply_to(replyTo)
         self._reply_to = replyTo
         return self
 

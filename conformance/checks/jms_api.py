@@ -60,7 +60,7 @@ def jms2(ctx: CheckContext) -> Verdict:
 @check("JMS-3")
 def jms3(ctx: CheckContext) -> Verdict:
     factory = ctx.factory()
-    for mode in (4, -1, 7):
+    for mode in (4, -1, 7, 1.0, True):
         ctx.expect_raises(
             jmspy.JMSRuntimeException,
             partial(factory.createContext, mode),
@@ -267,7 +267,7 @@ def jms13(ctx: CheckContext) -> Verdict:
 @check("JMS-16")
 def jms16(ctx: CheckContext) -> Verdict:
     connection = ctx.connection()
-    for args in ((9,), (-1,), (False, jmspy.SESSION_TRANSACTED), (False, 7)):
+    for args in ((9,), (-1,), (False, jmspy.SESSION_TRANSACTED), (False, 7), (1.0,), ([1],)):
         ctx.expect_raises(
             jmspy.JMSException,
             partial(connection.createSession, *args),

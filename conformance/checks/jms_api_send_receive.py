@@ -239,6 +239,12 @@ def jms46(ctx: CheckContext) -> Verdict:
     message.setJMSReplyTo(context.createQueue("message-reply"))
     producer = context.createProducer().setJMSCorrelationID("from-producer")
     producer.setJMSType("producer-type").setJMSReplyTo(reply)
+    ctx.expect_raises(
+        jmspy.InvalidDestinationRuntimeException,
+        lambda: producer.setJMSReplyTo(ctx.name("reply")),
+        "setJMSReplyTo(a queue name)",
+    )
+    ctx.expect_raises(jmspy.JMSRuntimeException, lambda: producer.setJMSType(7), "setJMSType(7)")
     producer.send(queue, message)
     received = context.createConsumer(queue).receive(5000)
     ctx.expect(received is not None, "null", "the message", "receive")
@@ -255,7 +261,14 @@ def jms47(ctx: CheckContext) -> Verdict:
         lambda: producer.send(None, "x"),
         "JMSProducer.send(null, 'x')",
     )
-    return passed("a null destination refused with InvalidDestinationRuntimeException")
+    ctx.expect_raises(
+        jmspy.InvalidDestinationRuntimeException,
+        lambda: producer.send(ctx.name(), "x"),
+        "JMSProducer.send(a queue name, 'x')",
+    )
+    return passed(
+        "a null destination or a queue name refused with InvalidDestinationRuntimeException"
+    )
 
 
 @check("JMS-48")

@@ -9,12 +9,28 @@ from __future__ import annotations
 from jmspy._limits import check_java_long
 from jmspy._twins.message_headers import MessageHeadersTwins
 from jmspy.destination import Destination
-from jmspy.errors import JMSException
+from jmspy.errors import InvalidDestinationException, JMSException
 from jmspy.message.facade import MessageFacade
 from jmspy.message.java import _check_bytes_value
 from jmspy.message.names import DeliveryMode
 
-__all__ = ["MessageHeaders"]
+__all__ = ["MessageHeaders", "check_header_text", "check_reply_to"]
+
+
+def check_header_text(value: object, header: str) -> None:
+    """A JMSCorrelationID or JMSType is a str or None: anything else is refused when it is
+    set, naming it, rather than at send or never (rule JMS-46)."""
+    if value is not None and not isinstance(value, str):
+        raise JMSException(f"{header} must be a str or None, not {type(value).__name__}: {value!r}")
+
+
+def check_reply_to(value: object) -> None:
+    """A JMSReplyTo is a Destination or None (a queue name as a str is a caller mistake that
+    used to fail only at send, as an encoding error)."""
+    if value is not None and not isinstance(value, Destination):
+        raise InvalidDestinationException(
+            f"JMSReplyTo must be a Destination or None, not {type(value).__name__}: {value!r}"
+        )
 
 
 class MessageHeaders(MessageFacade, MessageHeadersTwins):
@@ -60,8 +76,7 @@ class MessageHeaders(MessageFacade, MessageHeadersTwins):
 
     def setJMSCorrelationID(self, value: str | None) -> None:
         """Set the JMSCorrelationID; raises JMSException when ``value`` is not a str or None."""
-        if value is not None and not isinstance(value, str):
-            raise JMSException(f"JMSCorrelationID must be a str, not {type(value).__name__}")
+        check_header_text(value, "JMSCorrelationID")
         self._correlation_id = value
 
     def getJMSCorrelationIDAsBytes(self) -> bytes | None:
@@ -89,7 +104,10 @@ class MessageHeaders(MessageFacade, MessageHeadersTwins):
         return self._reply_to
 
     def setJMSReplyTo(self, value: Destination | None) -> None:
-        """Set the destination replies should go to (None: no reply expected)."""
+        """Set the destination replies should go to (None: no reply expected).
+
+        Raises InvalidDestinationException unless ``value`` is a Destination or None."""
+        check_reply_to(value)
         self._reply_to = value
 
     def getJMSDestination(self) -> Destination | None:
@@ -135,7 +153,9 @@ class MessageHeaders(MessageFacade, MessageHeadersTwins):
         return self._type
 
     def setJMSType(self, value: str | None) -> None:
-        """Set the JMSType, an application-defined type name."""
+        """Set the JMSType, an application-defined type name; JMSException unless a str or
+        None."""
+        check_header_text(value, "JMSType")
         self._type = value
 
     def getJMSExpiration(self) -> int:
