@@ -14,11 +14,15 @@ documentation can be reproduced exactly::
 from __future__ import annotations
 
 import random as _random
+import sys
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import IllegalArgumentException
+
+# Larger than any maximum delay, and still finite after the collision-avoidance factor.
+_HUGE = sys.float_info.max / 4
 
 __all__ = [
     "AfterLastAttempt",
@@ -150,7 +154,13 @@ def redelivery_delay(
     base = policy.redelivery_delay
     if base <= 0:
         return 0
-    delay = base * policy.redelivery_delay_multiplier ** (redelivery - 1)
+    try:
+        growth = policy.redelivery_delay_multiplier ** (redelivery - 1)
+    except OverflowError:  # a float power past 1.8e308 (multiplier 2 at about 1,026 redeliveries)
+        growth = _HUGE
+    # Kept finite: an infinite delay turns into NaN with a negative collision-avoidance draw.
+    # The cap below takes it back to the maximum delay either way.
+    delay = min(base * growth, _HUGE)
     factor = policy.collision_avoidance_factor
     if factor > 0:
         source = random or DefaultRandom()

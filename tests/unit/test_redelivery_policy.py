@@ -109,3 +109,19 @@ def test_factory_url_options() -> None:
     with pytest.raises(jmspy.IllegalArgumentException) as info:
         jmspy.ConnectionFactory("amqp://h:1", collision_avoidance_factor=2.0)
     assert "2.0" in str(info.value)
+
+
+@pytest.mark.parametrize("redelivery", [1026, 5000, 10**6])
+@pytest.mark.parametrize("draw", [(False, 0.9), (True, 0.9)])
+def test_a_very_high_redelivery_count_gets_the_maximum_delay(
+    redelivery: int, draw: tuple[bool, float]
+) -> None:
+    """2 ** 1025 is past a float's range: the power raised OverflowError out of the listener's
+    failure handling, and the message was never settled."""
+    policy = RedeliveryPolicy.create(
+        redelivery_delay=1000,
+        redelivery_delay_multiplier=2,
+        max_redelivery_delay=60000,
+        collision_avoidance_factor=0.5,
+    )
+    assert redelivery_delay(policy, redelivery, ScriptedRandom([draw])) == 60000
