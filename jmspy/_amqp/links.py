@@ -246,6 +246,24 @@ class _LinkBase:
         if self._detach is not None:
             self._detach.succeed(None)
 
+    def abandon(self) -> None:
+        """The attach was given up: close the link without waiting for the peer (any thread).
+        A refused attach is closed already; one never answered is closed here, and the
+        peer's answer to the close (or its late attach, then that answer) unregisters it."""
+        if self.closed:
+            return
+        self.closed = True
+
+        def do_close() -> None:
+            link = getattr(self, "link", None)
+            if link is not None and link.state & Link.LOCAL_ACTIVE:
+                link.close()
+
+        try:
+            self.connection.submit(do_close)
+        except JMSException as exc:
+            log.debug("giving up an attach: %s", exc)
+
     def close(self, detach_only: bool = False) -> None:
         """Close (or only detach) the link and wait for the peer, within the close timeout."""
         if self.closed:

@@ -195,14 +195,14 @@ class AmqpSession:
         if before_attach is not None:
             # Its hooks set before the attach: the peer may detach it as soon as it is answered.
             before_attach(sender)
-        self.connection.run(sender._do_attach, f"attaching producer link to {spec.address!r}")
+        self._attach(sender, f"attaching producer link to {spec.address!r}")
         return sender
 
     def coordinator(self) -> AmqpCoordinator:
         """The session's transaction coordinator link, attached on first use."""
         if self._coordinator is None:
             coordinator = AmqpCoordinator(self)
-            self.connection.run(coordinator._do_attach, "attaching the transaction coordinator")
+            self._attach(coordinator, "attaching the transaction coordinator")
             self._coordinator = coordinator
         return self._coordinator
 
@@ -221,8 +221,19 @@ class AmqpSession:
         if before_attach is not None:
             # Its hooks set before the attach: transfers may arrive as soon as it is answered.
             before_attach(receiver)
-        self.connection.run(receiver._do_attach, f"attaching consumer link to {spec.address!r}")
+        self._attach(receiver, f"attaching consumer link to {spec.address!r}")
         return receiver
+
+    def _attach(self, link: _LinkBase, what: str) -> None:
+        """Attach ``link`` and wait for the peer's answer. An attach that fails without one (no
+        answer within jms.requestTimeout, a close meanwhile) is given up: its detach is queued
+        and not waited for, so a late answer from the broker leaves no link there (an orphan
+        producer, browser or temporary queue) and none here."""
+        try:
+            self.connection.run(link._do_attach, what)
+        except BaseException:
+            link.abandon()
+            raise
 
     def close(self) -> None:
         if self.closed:
