@@ -118,6 +118,8 @@ class Session(
         self._txn_epoch = -1
         self._txn_has_work = False
         self._txn_failure: JMSException | None = None
+        # The transaction a commit() sent its discharge for (see _close_within_deadline).
+        self._committing_txn: bytes | None = None
         if mode == SESSION_TRANSACTED:
             try:
                 self._current_txn()
@@ -570,15 +572,17 @@ class Session(
                 # by their consumers' close; nothing is acknowledged by closing (JMS 6.2.15),
                 # and an open transaction is rolled back.
                 amqp = self._amqp_connection
+                txn_id = self._txn_id
                 if (
-                    self._txn_id is not None
+                    txn_id is not None
+                    and txn_id != self._committing_txn  # a commit cut short: in doubt already
                     and amqp.failure is None
                     and not amqp.interrupted
                     and self._txn_epoch == amqp.epoch
                 ):
                     try:
                         self._amqp.coordinator().discharge(
-                            self._txn_id,
+                            txn_id,
                             fail=True,
                             epoch=self._txn_epoch,
                             timeout_ms=max(1, int(amqp.close_remaining_s() * 1000)),

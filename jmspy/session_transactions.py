@@ -44,6 +44,7 @@ class SessionTransactions:
     _txn_epoch: int
     _txn_has_work: bool
     _txn_failure: JMSException | None
+    _committing_txn: bytes | None
     _producers: list[MessageProducer]
     _consumer_hooks: dict[MessageConsumer, ConsumerHooks]
     _delivery_lock: Any
@@ -145,6 +146,9 @@ class SessionTransactions:
         if txn_id is None:
             self._end_transaction()  # nothing was done in it: nothing to commit
             return
+        # Noted before it goes out: a close cutting the commit short must not discharge the
+        # same transaction again (its outcome is the commit's, in doubt).
+        self._committing_txn = txn_id
         try:
             self._amqp.coordinator().discharge(txn_id, fail=False, epoch=self._txn_epoch)
         except (TransactionRolledBackException, TransactionInDoubtException):
