@@ -392,8 +392,17 @@ class Session(
         )
 
     def unsubscribe(self, name: str) -> None:
-        """Delete a durable subscription: look it up by link name, then close that link."""
+        """Delete a durable subscription: look it up by link name, then close that link.
+
+        InvalidDestinationException for a name that is empty or not a str (JMS 2.0), before
+        anything is sent."""
         self._check_closed()
+        if not isinstance(name, str) or not name.strip():
+            # Refused here, as a subscribe refuses it: it went out as "|global" or
+            # "None|global" and waited a whole jms.requestTimeout for the broker's answer.
+            raise InvalidDestinationException(
+                f"invalid subscription name {name!r}: it must be a non-empty str"
+            )
         if self._connection_port.active_subscriptions(name):
             raise IllegalStateException(
                 f"cannot unsubscribe {name!r}: a consumer of this connection is still active on it"

@@ -110,3 +110,15 @@ def test_jms_producer_send_refuses_a_queue_name_for_a_destination(
     finally:
         context.close()
     assert len(peer.transfers) == 1
+
+
+@pytest.mark.parametrize("name", ["", "  ", None, 7], ids=repr)
+def test_unsubscribe_refuses_a_name_that_is_empty_or_not_a_str(
+    peer: ScriptedPeer, clients: Clients, name: Any
+) -> None:
+    """It went out as a link named "|global" (or "None|global") and waited a whole
+    jms.requestTimeout for the broker."""
+    session = clients.connect(peer).createSession()
+    with pytest.raises(jmspy.InvalidDestinationException, match=repr(name)):
+        session.unsubscribe(name)
+    assert [a for a in peer.attaches if a.role == "receiver"] == []
