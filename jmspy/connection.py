@@ -573,7 +573,12 @@ class Connection(ConnectionTwins):
                 session.close()
             except JMSException as exc:
                 log.debug("closing session: %s", exc)
-        self._temporaries.clear()  # deleted by the broker with the connection
+        # Deleted by the broker with the connection: marked so, as after a reconnect, so that
+        # a send to one from another connection is refused by the client.
+        with self._temp_lock:
+            gone, self._temporaries = list(self._temporaries), {}
+        for destination in gone:
+            destination._deleted = True  # type: ignore[attr-defined]
 
     # ---- temporary destinations -------------------------------------------------------------
 
