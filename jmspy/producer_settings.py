@@ -31,10 +31,10 @@ _VALID_MODES = (DeliveryMode.NON_PERSISTENT, DeliveryMode.PERSISTENT)
 
 
 def validate_delivery_mode(mode: Any) -> int:
-    if isinstance(mode, bool) or mode not in _VALID_MODES:
+    if type(mode) is not int or mode not in _VALID_MODES:  # not a bool, a float, a str
         raise JMSException(
             f"Invalid DeliveryMode specified: {mode!r} (use DeliveryMode.PERSISTENT (2) or "
-            "DeliveryMode.NON_PERSISTENT (1))"
+            "DeliveryMode.NON_PERSISTENT (1)) [rule JMS-34]"
         )
     return int(mode)
 
