@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from . import rules, tracing
@@ -515,14 +517,43 @@ class MessageProducer(MessageProducerTwins):
             if link.spec.address is None
             else None
         )
+        # A jmspy.aio send runs on an event loop, which must not wait for an in-flight slot:
+        # its completion starts the link send now or, in send order, once a slot is free.
+        start_send = getattr(track, "start_send", None) if track is listener else None
         if self._port.mode == SESSION_TRANSACTED:
             # Transactional sends need no round trip each: commit waits for their outcomes.
             txn_id, txn_epoch = self._port.txn_for_work()
             link.txn_failure_handler = self._port.on_txn_failure
-            link.send(payload, False, self._send_timeout, txn_id, track, txn_epoch, presettled)
+            if start_send is not None:
+                start_send(
+                    link,
+                    self._transactional_send(
+                        link, payload, txn_id, track, txn_epoch, presettled, destination
+                    ),
+                    transactional=True,
+                )
+            else:
+                link.send(payload, False, self._send_timeout, txn_id, track, txn_epoch, presettled)
         else:
             try:
-                link.send(payload, sync, self._send_timeout, None, track, None, presettled)
+                if start_send is not None:
+                    start_send(
+                        link,
+                        functools.partial(
+                            link.send,
+                            payload,
+                            False,
+                            self._send_timeout,
+                            None,
+                            track,
+                            None,
+                            presettled,
+                        ),
+                        # A link for this send only is closed right after it: no waiting.
+                        may_wait=not (self._fallback and self._fallback_size == 0),
+                    )
+                else:
+                    link.send(payload, sync, self._send_timeout, None, track, None, presettled)
             except JMSException as exc:
                 raise _naming_destination(exc, destination) from exc
             finally:
@@ -531,6 +562,32 @@ class MessageProducer(MessageProducerTwins):
                     self._close_fallback_link(destination)
         if async_send is not None:
             self._port.track_async_send(self, async_send, message, listener)
+
+    def _transactional_send(
+        self,
+        link: AmqpSender,
+        payload: bytes,
+        txn_id: bytes,
+        track: Completion[None] | None,
+        txn_epoch: int,
+        presettled: bool | None,
+        destination: Destination,
+    ) -> Callable[[], None]:
+        """The link send of a transactional event-loop send, which may run once an in-flight
+        slot is free: a send whose transaction ended meanwhile (committed or rolled back
+        without it) is not written with that transaction's id."""
+
+        def send() -> None:
+            # Reach-in kept: the producer's session owns the transaction id.
+            if self._session._txn_id != txn_id:
+                raise JMSException(
+                    f"transactional send to {destination} waited for an in-flight slot "
+                    "(jms.maxAsyncSendsInFlight) until its transaction had ended; the message "
+                    "was not sent"
+                )
+            link.send(payload, False, self._send_timeout, txn_id, track, txn_epoch, presettled)
+
+        return send
 
     def _duplicate_id(self, message: Message) -> tuple[str, str] | None:
         """The broker's duplicate-detection property for this send: the JMSMessageID (unique
@@ -543,10 +600,15 @@ class MessageProducer(MessageProducerTwins):
     # ---- close -------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the producer after its pending asynchronous sends complete; idempotent.
+        """Close the producer after its pending sends complete; idempotent.
 
         Raises IllegalStateException when called from one of this session's completion listeners.
-        Bounded by ``jms.closeTimeout``.
+        Bounded by ``jms.closeTimeout``: a send still blocked then on another thread (waiting for
+        link credit or for the broker's outcome) ends as the producer closes, as does one
+        blocked when its session or connection closes. One never written raises
+        IllegalStateException (the message was not sent); one written but not settled by the
+        broker raises JMSException saying its outcome is unknown. An asynchronous send gets
+        its CompletionListener's ``onException`` the same way.
         """
         if self._closed:
             return
@@ -557,10 +619,20 @@ class MessageProducer(MessageProducerTwins):
         with amqp.close_scope():
             self._port.wait_completions(self, amqp.close_remaining_s())
             self._closed = True
+            reason = IllegalStateException(f"the {self._closed_by()} was closed")
             for link in self._links.values():
                 link.wait_settled(amqp.close_remaining_s())
-                link.close()
+                link.close(reason=reason)
         self._port.producer_closed(self)
+
+    def _closed_by(self) -> str:
+        """What is closing this producer, for the sends its close ends: the connection, the
+        session (each closes its producers first) or the producer itself."""
+        try:
+            self._port.connection_port.check_closed()
+        except IllegalStateException:
+            return "connection"
+        return "session" if self._port.is_closing() else "producer"
 
     def __enter__(self) -> MessageProducer:
         """Enter a ``with`` block; returns this producer."""

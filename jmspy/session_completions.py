@@ -98,9 +98,12 @@ class SessionCompletions:
                     if remaining <= 0:
                         break
                     self._completion_cv.wait(remaining)
-                if self._closed:
+                if self._closed and not completion.done():
                     # close() has returned (or given up waiting for these callbacks within
-                    # jms.closeTimeout): listeners of a closed session are not called.
+                    # jms.closeTimeout) and this send has no outcome: listeners of a closed
+                    # session are not called for it or those after it. A send that the close
+                    # ended (its producer's close fails what it held) still gets its one
+                    # callback, in order.
                     if self._completions:
                         log.warning(
                             "session closed with %d CompletionListener callback(s) not run",

@@ -38,6 +38,7 @@ __all__ = [
     "accept_and_settle_all",
     "settle_all_with_state",
     "delivery_aborted",
+    "delivery_settled",
     "delivery_link_ref",
     "delivery_ref",
     "dispatch_events",
@@ -526,6 +527,11 @@ def outcome_of(ref: DeliveryRef) -> int | None:
     if state == 0 and not (_delivery_updated(ref) and _delivery_settled(ref)):
         return None
     return state
+
+
+def delivery_settled(ref: DeliveryRef) -> bool:
+    """Whether the peer settled the delivery."""
+    return bool(_delivery_settled(ref))
 
 
 def delivery_aborted(ref: DeliveryRef) -> bool:

@@ -32,6 +32,7 @@ from .proton_internals import (
     DeliveryRef,
     LinkRef,
     delivery_ref,
+    delivery_settled,
     link_credit,
     link_ref,
     outcome_of,
@@ -54,6 +55,11 @@ if TYPE_CHECKING:
     from .session import AmqpSession
 
 log = logging.getLogger("jmspy.provider")
+
+# How long a link close waits for the engine thread to end the sends still written and
+# unsettled on it, past what is left of the close timeout: a blocked send must not keep
+# waiting for its whole jms.sendTimeout after the close returned (normally a few ms).
+_END_SENDS_GRACE_MS = 1000
 
 
 @dataclass(slots=True, eq=False)
@@ -89,6 +95,11 @@ class AmqpSender(_LinkBase):
         # Some brokers (Qpid Broker-J) offer DELAYED_DELIVERY per link, in the target's
         # capabilities; proton-c cannot read link-level offered capabilities.
         self.target_capabilities: set[str] = set()
+        # Why the application closed the link (set by close(), before ``closed``): what the
+        # sends still waiting on it end with.
+        self._close_reason: JMSException | None = None
+        # Set on the engine thread once the close has ended every send waiting on the link.
+        self._sends_ended = False
 
     def _remote_terminus(self) -> Any:
         return self.link.remote_target
@@ -163,6 +174,7 @@ class AmqpSender(_LinkBase):
                 f"the producer link to {self.spec.address!r} has failed: {self.failure.reason}",
                 linked=self.failure,
             )
+        self._check_not_closed()
         timeout_s = timeout_ms / 1000.0
         # One jms.sendTimeout for the whole send: the wait for an in-flight slot and the wait
         # for the outcome share it.
@@ -172,6 +184,10 @@ class AmqpSender(_LinkBase):
                 f"send to {self.spec.address!r} timed out after {timeout_ms} ms waiting for the "
                 "peer to settle earlier sends (jms.sendTimeout)"
             )
+        if self.closed:
+            # Closed while this send waited for a slot (the close freed it).
+            self._in_flight.release()
+            self._check_not_closed()
         completion: Completion[None] | None = Completion() if sync else track
         pending = PendingSend(payload, completion, txn_id, epoch)
         pending.presettled = self.spec.presettled if presettled is None else presettled
@@ -189,6 +205,10 @@ class AmqpSender(_LinkBase):
                         self._outbox.remove(pending)
                 self._in_flight.release()
                 raise
+        if self.closed:
+            # The close may have ended the queued sends before this one was queued: end it
+            # here, so it is neither written nor left waiting.
+            self._end_queued(self._closed_error())
         if sync and completion is not None:
             try:
                 completion.wait(
@@ -197,6 +217,19 @@ class AmqpSender(_LinkBase):
                 )
             except EngineStopped as exc:
                 raise self.connection._failure_or(exc) from None
+
+    def _closed_error(self) -> JMSException:
+        reason = self._close_reason
+        if reason is None:
+            reason = IllegalStateException(f"the producer link to {self.spec.address!r} was closed")
+        return reason
+
+    def _check_not_closed(self) -> None:
+        if self.closed:
+            error = self._closed_error()
+            raise IllegalStateException(
+                f"send to {self.spec.address!r} was not sent: {error.reason}", linked=error
+            )
 
     def _send_timed_out(self, pending: PendingSend, timeout_ms: int) -> JMSException:
         """A sync send got no outcome in time. If it never left the client it is withdrawn
@@ -259,6 +292,9 @@ class AmqpSender(_LinkBase):
             if not self._outbox:
                 return
             failure = self.failure
+            if failure is None and self.closed:
+                # Closed by the application: nothing queued is written after the close.
+                failure = self._closed_error()
             failed: list[PendingSend] = []
             if failure is not None:
                 failed, self._outbox = self._outbox, []
@@ -363,6 +399,8 @@ class AmqpSender(_LinkBase):
         state = outcome_of(ref)
         if state is None:
             return
+        if state == Delivery.RECEIVED and not delivery_settled(ref):
+            return  # not an outcome (AMQP 3.4.1): the broker's decision is still to come
         pending = self._unsettled.pop(ref, None)
         if state == Delivery.ACCEPTED:
             settle_ref(ref)
@@ -396,6 +434,14 @@ class AmqpSender(_LinkBase):
             error = JMSException(f"send to {self.spec.address!r} failed: released by the peer")
         elif state == Delivery.MODIFIED:
             error = JMSException(f"send to {self.spec.address!r} failed: modified by the peer")
+        else:
+            # Settled with no outcome (or one this link never offered): the broker may or may
+            # not have taken the message, so it is reported as unknown, never as sent.
+            error = JMSException(
+                f"send to {self.spec.address!r}: the peer settled it without an outcome "
+                f"(state {state:#x}): its outcome is unknown, the message may or may not have "
+                "been delivered"
+            )
         if completion is not None:
             if error is None:
                 completion.succeed(None)
@@ -442,24 +488,100 @@ class AmqpSender(_LinkBase):
 
     def _on_failed(self, error: JMSException) -> None:
         super()._on_failed(error)
+        self._end_unsettled(error, "the link failed")
+        self._do_flush()
+
+    def _end_unsettled(self, error: JMSException, why: str) -> None:
+        """End every send written and not settled by the peer: its outcome is unknown
+        (``_lost``). A transactional one fails its transaction: the broker may or may not hold
+        it, and the transaction must not be committed with it in an unknown state.
+
+        The engine thread's, or any thread's once the engine has stopped: the table is taken
+        whole (one assignment), so two callers never end the same send twice."""
+        taken, self._unsettled = self._unsettled, {}
+        self._end_taken(list(taken.values()), error, why)
+
+    def _end_queued(self, error: JMSException) -> None:
+        """Any thread: end every send still in the outbox (never written: not sent; written
+        before a reconnect and queued to be resent: outcome unknown). They leave the outbox
+        under its lock, so none is written afterwards."""
+        with self._outbox_lock:
+            taken, self._outbox = self._outbox, []
+        self._end_taken(taken, error, "the link was closed")
+
+    def _end_taken(self, taken: list[PendingSend], error: JMSException, why: str) -> None:
         lost_transactional = False
-        for pending in self._unsettled.values():
+        untracked = 0
+        for pending in taken:
             self._in_flight.release()
             lost_transactional = lost_transactional or pending.txn_id is not None
             if pending.completion is not None:
                 pending.completion.fail(self._lost(pending, error))
-        self._unsettled.clear()
+            elif pending.txn_id is None:
+                untracked += 1
+        if untracked:
+            # Asynchronous sends without a CompletionListener: nobody waits for them, and a
+            # close by the application is no failure to report to its ExceptionListener.
+            log.debug(
+                "%d asynchronous send(s) to %r had no outcome when %s",
+                untracked,
+                self.spec.address,
+                why,
+            )
         if lost_transactional and self.txn_failure_handler is not None:
-            # The broker may or may not hold these sends in the transaction: it must not be
-            # committed with them in an unknown state.
             self.txn_failure_handler(
                 TransactionRolledBackException(
-                    f"transactional sends to {self.spec.address!r} were not settled before the "
-                    f"link failed ({error.reason}); the transaction will roll back",
+                    f"transactional sends to {self.spec.address!r} were not settled before "
+                    f"{why} ({error.reason}); the transaction will roll back",
                     linked=error,
                 )
             )
-        self._do_flush()
+
+    def close(self, detach_only: bool = False, reason: JMSException | None = None) -> None:
+        """Close (or only detach) the link. Every send still waiting on it ends now rather
+        than at its jms.sendTimeout (JMS 2.0: closing a producer, its session or connection
+        from another thread ends the calls blocked in it): one never written fails with
+        ``reason`` (not sent), one written and not settled is reported as of unknown outcome.
+        Nothing queued is written after the close."""
+        if self.closed:
+            return
+        # Before ``closed``: a flush that sees the link closed fails what it holds with it.
+        self._close_reason = reason or IllegalStateException(
+            f"the producer link to {self.spec.address!r} was closed"
+        )
+        super().close(detach_only)
+        if self.failure is not None:
+            return  # _on_failed has ended every send already
+        error = self._closed_error()
+        # The engine ends them in _before_close; whatever it has not reached yet (its close
+        # ran out of time, or there is no engine) ends here.
+        self._end_queued(error)
+        engine = self.connection.engine
+        if engine is None or not engine.running:
+            self._end_unsettled(error, "the link was closed")
+            return
+        if self._sends_ended:
+            return
+
+        def end(completion: Completion[None]) -> None:
+            self._end_unsettled(error, "the link was closed")
+            self._sends_ended = True
+            completion.succeed(None)
+
+        try:
+            self.connection.run(
+                end, f"ending the sends to {self.spec.address!r}", _END_SENDS_GRACE_MS
+            )
+        except JMSException as exc:
+            log.debug("ending the sends of a closed link: %s", exc.reason)
+
+    def _before_close(self) -> None:
+        """Engine thread, as the link is closed: end the sends still waiting on it."""
+        error = self._closed_error()
+        self._end_unsettled(error, "the link was closed")
+        self._end_queued(error)
+        # Every send is told by now: the closing thread need not wait for the engine again.
+        self._sends_ended = True
 
     def _lost(self, pending: PendingSend, error: JMSException) -> JMSException:
         """What a send fails with when its link or connection is gone for good: one that was
@@ -468,7 +590,7 @@ class AmqpSender(_LinkBase):
         address = self.spec.address
         if pending.written:
             return JMSException(
-                f"send to {address!r} was written but the link or connection was lost before "
+                f"send to {address!r} was written but its link or connection ended before "
                 f"the peer settled it ({error.reason}): its outcome is unknown, the broker may "
                 "or may not have the message",
                 linked=error,

@@ -9,17 +9,22 @@ import asyncio
 import collections
 import concurrent.futures
 import contextvars
+import logging
 import queue
 import threading
 import time
 import types
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._deferred_wakeups import defer_wakeup
 from ..errors import JMSException
 from ..message import Message
 from ._control_threads import control_threads
+from ._send_slots import FAILED, SlotWait, SlotWaits
+
+if TYPE_CHECKING:
+    from .._amqp.sender import AmqpSender
 
 __all__ = [
     "Control",
@@ -32,6 +37,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+log = logging.getLogger("jmspy.aio")
 
 
 class Control:
@@ -56,14 +63,29 @@ class Control:
         # Outstanding sends, oldest first, with their deadline and what they are. An entry goes
         # when its send is settled (at 10k sends/s, keeping them for the whole send timeout
         # held hundreds of thousands), or when its deadline passes.
-        self._sends: dict[asyncio.Future[None], tuple[float, str]] = {}
+        # The SendCompletion, when the send went through one, says which link to withdraw an
+        # expired send from.
+        self._sends: dict[asyncio.Future[None], tuple[float, str, SendCompletion | None]] = {}
         self._send_timer: asyncio.TimerHandle | None = None
+        # Sends that found no free in-flight slot wait for one off the event loop.
+        self._slot_waits = SlotWaits(self._threads, self.post, send_timeout_ms)
+        # The send started last (SendCompletion.start_send), for the track_send that follows
+        # it on the event loop without an await between them.
+        self._started: SendCompletion | None = None
 
-    async def call(self, function: Callable[..., T], *args: Any) -> T:
+    async def call(
+        self,
+        function: Callable[..., T],
+        *args: Any,
+        on_abandoned: Callable[[T], None] | None = None,
+    ) -> T:
         """``function(*args)`` on a control thread, or, inside a coroutine listener, on the
         session's dispatch thread that waits for it (as a blocking listener calls commit or
         rollback on its own thread, which holds the session's delivery lock). A cancelled
-        await does not stop the call (an engine request cannot be taken back half way)."""
+        await does not stop the call (an engine request cannot be taken back half way); what
+        the call returns then goes to ``on_abandoned`` (on a control thread, failures logged),
+        so an object nobody will ever hold (a consumer with credit taking messages from other
+        consumers, a session) is closed as soon as it exists."""
         runner = LISTENER_RUNNER.get()
         future = runner.submit(function, args) if runner is not None else None
         if future is None:
@@ -72,7 +94,34 @@ class Control:
                 # close, a getter) answers at once without the engine.
                 return function(*args)
             future = self._threads.submit(function, *args)
-        return await asyncio.shield(asyncio.wrap_future(future))
+        try:
+            return await asyncio.shield(asyncio.wrap_future(future))
+        except asyncio.CancelledError:
+            if on_abandoned is not None:
+                # Runs at once when the call already finished (its result was on the way to
+                # this task when it was cancelled), else on the thread that finishes it.
+                future.add_done_callback(lambda done: self._abandon(done, on_abandoned))
+            raise
+
+    def _abandon(
+        self, done: concurrent.futures.Future[T], on_abandoned: Callable[[T], None]
+    ) -> None:
+        # Any thread. A call that failed or never ran created nothing to let go of.
+        if done.cancelled() or done.exception() is not None:
+            return
+        self.dispose(on_abandoned, done.result())
+
+    def dispose(self, function: Callable[[T], None], value: T) -> None:
+        """Any thread: ``function(value)`` on a control thread without anyone waiting for it
+        (closing an object its creator no longer wants); a failure is logged, as nobody is
+        left to raise it to."""
+
+        def logged(outcome: concurrent.futures.Future[None]) -> None:
+            error = outcome.exception()
+            if error is not None:
+                log.warning("could not let go of %r: %s", value, error, exc_info=error)
+
+        self._threads.submit(function, value).add_done_callback(logged)
 
     def post(self, function: Callable[..., None], *args: Any) -> None:
         """Any thread: run ``function(*args)`` on the event loop soon, in posting order. On an
@@ -102,11 +151,35 @@ class Control:
         """Bound a send's future by jms.sendTimeout. Deadlines come in the order sends are
         tracked, so one timer looking at the oldest outstanding send serves them all (no timer
         per send)."""
+        started, self._started = self._started, None
         if future.done():
             return  # settled already: nothing to bound
-        self._sends[future] = (self.loop.time() + self.send_timeout_s, what)
+        completion = started if started is not None and started.future is future else None
+        self._sends[future] = (self.loop.time() + self.send_timeout_s, what, completion)
         if self._send_timer is None:
             self._send_timer = self.loop.call_later(self.send_timeout_s, self._expire_sends)
+
+    def start_send(
+        self,
+        completion: SendCompletion,
+        link: AmqpSender,
+        send: Callable[[], None],
+        may_wait: bool,
+        transactional: bool,
+    ) -> None:
+        """Event loop thread: give a send to its link without waiting for an in-flight slot
+        here (see _send_slots); one that finds none free waits on a control thread."""
+        completion.link = link
+        self._started = completion
+        if not may_wait or self._closed:
+            send()  # nothing to wait for: the link raises at once
+            return
+        completion.slot_wait = self._slot_waits.start(link, send, completion, transactional)
+
+    async def slot_waits_done(self, links: list[AmqpSender]) -> None:
+        """Until no send to ``links`` waits for an in-flight slot (each wait is bounded by
+        jms.sendTimeout): a producer's close waits for them as for its queued sends."""
+        await self._slot_waits.idle(links)
 
     def settled(self, future: asyncio.Future[None], error: BaseException | None) -> None:
         """Event loop thread: a send's outcome came back; it is no longer waited for."""
@@ -122,20 +195,50 @@ class Control:
         now = self.loop.time()
         while sends:
             future = next(iter(sends))
-            deadline, what = sends[future]
-            if deadline > now and not future.done():
-                # The oldest one left is still waited for: look again at its deadline.
+            deadline, what, completion = sends[future]
+            if deadline > now:
+                # The oldest one left is still waited for: look again at its deadline. A
+                # cancelled one is kept too: its send is withdrawn at its deadline all the same.
                 self._send_timer = self.loop.call_at(deadline, self._expire_sends)
                 return
             del sends[future]
-            reject(
-                future,
-                JMSException(
-                    f"{what} was not settled by the peer within {self.send_timeout_s:g} s "
-                    "(jms.sendTimeout): its outcome is unknown, the broker may or may not have "
-                    "the message"
-                ),
-            )
+            error = self._expired(what, completion)
+            if error is not None:
+                reject(future, error)
+
+    def _expired(self, what: str, completion: SendCompletion | None) -> JMSException | None:
+        """What a send without an outcome at its deadline reports, as the blocking
+        CompletionListener path does: one that never reached the wire is withdrawn (from the
+        slot queue or from its link's outbox, freeing its in-flight slot) and was not sent;
+        one written keeps its slot until the peer settles it, its outcome unknown. None when
+        its own outcome is on the way to the event loop."""
+        link = completion.link if completion is not None else None
+        if completion is not None and link is not None:
+            wait = completion.slot_wait
+            if wait is not None:
+                error = self._slot_waits.expire(link, wait)
+                if error is not None:
+                    return error
+                if wait.state == FAILED:
+                    return None  # the link refused it; that error is posted
+            pending = link.withdraw(completion)
+            timeout_ms = round(self.send_timeout_s * 1000)
+            if pending is not None and pending.written:
+                return JMSException(
+                    f"{what} was written before the connection was interrupted and not resent "
+                    f"within {timeout_ms} ms (jms.sendTimeout): its outcome is unknown, the "
+                    "broker may or may not have the message (it will not be resent)"
+                )
+            if pending is not None:
+                return JMSException(
+                    f"{what} could not be written within {timeout_ms} ms (jms.sendTimeout, no "
+                    "link credit or no connection); it was withdrawn, the message was not sent"
+                )
+        return JMSException(
+            f"{what} was not settled by the peer within {self.send_timeout_s:g} s "
+            "(jms.sendTimeout): its outcome is unknown, the broker may or may not have the "
+            "message"
+        )
 
     def shutdown(self) -> None:
         """Event loop thread: the connection is closed. Its timer bounded the tracked sends,
@@ -146,8 +249,17 @@ class Control:
             self._send_timer = None
         self._closed = True
         self._run_posted()
+        # Sends still waiting for a slot never reach their link: certainly not sent.
+        for wait in self._slot_waits.withdraw_all():
+            reject(
+                wait.completion.future,
+                JMSException(
+                    "an asyncio send was waiting for an in-flight slot when the connection was "
+                    "closed; the message was not sent"
+                ),
+            )
         sends, self._sends = self._sends, {}
-        for future, (_, what) in sends.items():
+        for future, (_, what, _) in sends.items():
             reject(
                 future,
                 JMSException(
@@ -192,7 +304,16 @@ class ListenerRunner:
         """Dispatch thread: run queued calls until ``done`` completes; False when ``loop``
         closed, or stayed stopped for LOOP_GONE_S, first: nothing will complete ``done`` then,
         and the dispatch thread (holding its session's delivery lock) must not wait for ever."""
-        done.add_done_callback(lambda _: self._work.put(None))
+
+        def finished(_: concurrent.futures.Future[Any]) -> None:
+            # Refuse new calls before the None is queued: a task the listener started that
+            # awaits a call just after the listener returned would otherwise queue it behind
+            # the None, where nobody runs it. Refused, it goes to the control threads; every
+            # call accepted before is ahead of the None and still runs.
+            self._end()
+            self._work.put(None)
+
+        done.add_done_callback(finished)
         stopped_since: float | None = None
         while True:
             try:
@@ -264,11 +385,27 @@ class SendCompletion:
     bounded by jms.sendTimeout (``Control.track_send``), as the completion thread bounds a
     blocking listener."""
 
-    __slots__ = ("_control", "future")
+    __slots__ = ("_control", "future", "link", "slot_wait")
 
     def __init__(self, control: Control, future: asyncio.Future[None]) -> None:
         self._control = control
         self.future = future
+        # The link the send was given to, and its wait for an in-flight slot when it found
+        # none free: what an expiry withdraws it from.
+        self.link: AmqpSender | None = None
+        self.slot_wait: SlotWait | None = None
+
+    def start_send(
+        self,
+        link: AmqpSender,
+        send: Callable[[], None],
+        *,
+        may_wait: bool = True,
+        transactional: bool = False,
+    ) -> None:
+        """The producer gives this send to ``link`` through here (``send`` queues it there): an
+        event loop must not wait for an in-flight slot (see Control.start_send)."""
+        self._control.start_send(self, link, send, may_wait, transactional)
 
     def on_settled(self, error: BaseException | None) -> None:
         self._control.post(self._control.settled, self.future, error)

@@ -20,8 +20,11 @@ class MessageProducer:
     CompletionListener, and returns once the broker settled the message, whatever its
     delivery mode (bounded by jms.sendTimeout, after which it raises). The send itself starts
     when ``send`` is called; sends awaited together are pipelined and their outcomes come back
-    in send order. A cancelled await does not take the message back: it may still reach the
-    broker."""
+    in send order. When jms.maxAsyncSendsInFlight sends are unsettled, a new one waits for a
+    slot off the event loop, behind the earlier ones (messages reach the broker in send order);
+    that wait ends at jms.sendTimeout with the blocking send's exception. A send not settled by
+    then is withdrawn if it was never written (not sent), else its outcome is unknown. A
+    cancelled await does not take the message back: it may still reach the broker."""
 
     def __init__(
         self, producer: SyncProducer, control: Control, loop: asyncio.AbstractEventLoop
@@ -63,7 +66,11 @@ class MessageProducer:
         return getattr(self._producer, name)
 
     async def close(self) -> None:
-        """Close the link once outstanding sends are settled (bounded by jms.closeTimeout)."""
+        """Close the link once outstanding sends are settled (bounded by jms.closeTimeout).
+        Sends still waiting for an in-flight slot are given to the link first (or fail at
+        their jms.sendTimeout), as a blocking close comes after the sends that returned."""
+        # Reach-in kept: the producer's links are what its waiting sends go to.
+        await self._control.slot_waits_done(list(self._producer._links.values()))
         await self._control.call(self._producer.close)
 
     async def __aenter__(self) -> MessageProducer:

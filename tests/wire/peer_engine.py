@@ -501,6 +501,14 @@ class _PeerConnection:
         if outcome is None:
             return  # scripted to never settle
         local = delivery.local
+        if outcome.kind == "received":
+            local.section_number = 0
+            local.section_offset = 0
+            delivery.update(Delivery.RECEIVED)
+            return  # not settled: an outcome may follow
+        if outcome.kind == "none":
+            delivery.settle()
+            return
         if outcome.kind == "accepted":
             delivery.update(Delivery.ACCEPTED)
         elif outcome.kind == "rejected":

@@ -327,9 +327,11 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Outcome:
-    """How the peer settles a transfer from a client sender."""
+    """How the peer settles a transfer from a client sender. ``none``: settled with no
+    outcome; ``received``: only the non-terminal received state, left unsettled (peers that
+    misbehave, or answer in two steps)."""
 
-    kind: Literal["accepted", "rejected", "released", "modified"]
+    kind: Literal["accepted", "rejected", "released", "modified", "none", "received"]
     condition: str | None = None
     description: str | None = None
     delivery_failed: bool = False
@@ -348,6 +350,14 @@ class Outcome:
     @classmethod
     def released(cls) -> Outcome:
         return cls("released")
+
+    @classmethod
+    def settled_without_outcome(cls) -> Outcome:
+        return cls("none")
+
+    @classmethod
+    def received_only(cls) -> Outcome:
+        return cls("received")
 
     @classmethod
     def modified(cls, delivery_failed: bool = True, undeliverable_here: bool = False) -> Outcome:

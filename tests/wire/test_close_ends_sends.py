@@ -1,0 +1,214 @@
+"""A send blocked on one thread ends when another thread closes its producer, session,
+connection or JMSContext (JMS 2.0: a close ends the calls blocked in what it closes), not at
+its jms.sendTimeout: one never written (no link credit) was not sent and says so with
+IllegalStateException; one written that the broker never settled is of unknown outcome (a
+plain JMSException, never success and never "not sent"). Nothing queued is written after the
+close, and an asynchronous send gets exactly one CompletionListener callback."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+import jmspy
+
+from .client_support import Clients, clients_fixture, wait_until, wire_barrier
+from .conftest import PeerFactory
+from .peer import LinkScript
+
+# Far above the bound below: a send that ends only at its jms.sendTimeout fails the test.
+SEND_TIMEOUT_MS = 30000
+# Generous for a busy machine; jms.closeTimeout is 1 s here (FAST_OPTIONS).
+ENDS_WITHIN_S = 8.0
+
+NO_CREDIT = "no credit"
+UNSETTLED = "never settled"
+
+
+@pytest.fixture
+def clients() -> Iterator[Clients]:
+    yield from clients_fixture()
+
+
+def _script(condition: str) -> LinkScript:
+    return LinkScript(credit=0) if condition == NO_CREDIT else LinkScript(outcome=None)
+
+
+def _blocked_in_send(thread: threading.Thread) -> bool:
+    """Whether ``thread`` waits inside a producer link's send (for credit or an outcome)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    in_send = in_wait = False
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "send" and code.co_filename.endswith("sender.py"):
+            in_send = True
+        if code.co_name == "wait" and code.co_filename.endswith("completion.py"):
+            in_wait = True
+        frame = frame.f_back
+    return in_send and in_wait
+
+
+@dataclass
+class _BlockedSend:
+    """A send run on its own thread, and how it ended."""
+
+    send: Callable[[], None]
+    error: BaseException | None = None
+    returned: bool = False
+    ended_at: float = 0.0
+    ended: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> threading.Thread:
+        def run() -> None:
+            try:
+                self.send()
+                self.returned = True
+            except BaseException as exc:  # noqa: BLE001 - examined by the test
+                self.error = exc
+            finally:
+                self.ended_at = time.monotonic()
+                self.ended.set()
+
+        thread = threading.Thread(target=run, name="blocked-send", daemon=True)
+        thread.start()
+        wait_until(lambda: _blocked_in_send(thread) or self.ended.is_set(), what="a blocked send")
+        assert not self.ended.is_set(), f"the send did not block: {self.error!r}"
+        return thread
+
+
+def _assert_ended_by_close(
+    blocked: _BlockedSend, closed_at: float, condition: str, closed: str
+) -> None:
+    assert blocked.ended.wait(ENDS_WITHIN_S), (
+        f"the send still waits {ENDS_WITHIN_S} s after the {closed} close began "
+        f"(jms.sendTimeout={SEND_TIMEOUT_MS} ms)"
+    )
+    assert blocked.ended_at - closed_at < ENDS_WITHIN_S
+    assert not blocked.returned, "a send ended by a close must not report success"
+    error = blocked.error
+    text = str(error)
+    assert f"the {closed} was closed" in text, text
+    if condition == NO_CREDIT:
+        assert isinstance(error, jmspy.IllegalStateException | jmspy.IllegalStateRuntimeException)
+        assert "was not sent" in text, text
+    else:
+        assert isinstance(error, jmspy.JMSException | jmspy.JMSRuntimeException), repr(error)
+        assert not isinstance(
+            error, jmspy.IllegalStateException | jmspy.IllegalStateRuntimeException
+        ), repr(error)
+        assert "outcome is unknown" in text and "not sent" not in text, text
+
+
+@pytest.mark.parametrize(
+    ("anonymous", "condition", "closer"),
+    [
+        (False, NO_CREDIT, "producer"),
+        (False, UNSETTLED, "producer"),
+        (False, NO_CREDIT, "session"),
+        (True, UNSETTLED, "session"),
+        (True, NO_CREDIT, "connection"),
+        (False, UNSETTLED, "connection"),
+    ],
+)
+def test_a_close_on_another_thread_ends_a_blocked_send(
+    make_peer: PeerFactory, clients: Clients, anonymous: bool, condition: str, closer: str
+) -> None:
+    peer = make_peer(links={None: _script(condition), "q": _script(condition)}, strict=False)
+    connection = clients.connect(peer, send_timeout=SEND_TIMEOUT_MS)
+    session = connection.createSession()
+    queue = session.createQueue("q")
+    producer = session.createProducer(None if anonymous else queue)
+    message = session.createTextMessage("blocked")  # persistent: a synchronous send
+    if anonymous:
+        blocked = _BlockedSend(lambda: producer.send(queue, message))
+    else:
+        blocked = _BlockedSend(lambda: producer.send(message))
+    blocked.start()
+    if condition == UNSETTLED:
+        peer.wait_for_transfers(1)
+    written = len(peer.transfers)
+    assert written == (0 if condition == NO_CREDIT else 1)
+    closed_at = time.monotonic()
+    {"producer": producer, "session": session, "connection": connection}[closer].close()
+    _assert_ended_by_close(blocked, closed_at, condition, closer)
+    if closer != "connection":
+        wire_barrier(connection)  # whatever the client queued has reached the peer
+    assert len(peer.transfers) == written, "a transfer was written after the close"
+
+
+@pytest.mark.parametrize("condition", [NO_CREDIT, UNSETTLED])
+def test_a_jms_context_close_ends_a_blocked_send(
+    make_peer: PeerFactory, clients: Clients, condition: str
+) -> None:
+    peer = make_peer(links={None: _script(condition), "q": _script(condition)}, strict=False)
+    context = clients.factory(peer, send_timeout=SEND_TIMEOUT_MS).createContext()
+    queue = context.createQueue("q")
+    producer = context.createProducer()
+    blocked = _BlockedSend(lambda: producer.send(queue, "blocked"))
+    blocked.start()
+    if condition == UNSETTLED:
+        peer.wait_for_transfers(1)
+    written = len(peer.transfers)
+    assert written == (0 if condition == NO_CREDIT else 1)
+    closed_at = time.monotonic()
+    context.close()
+    # The context closes its session, then the connection; the session's close ends the send.
+    _assert_ended_by_close(blocked, closed_at, condition, "session")
+    assert len(peer.transfers) == written, "a transfer was written after the close"
+
+
+class _Listener:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, BaseException | None]] = []
+        self.called = threading.Event()
+
+    def onCompletion(self, message: Any) -> None:
+        self.calls.append(("completion", None))
+        self.called.set()
+
+    def onException(self, message: Any, exception: BaseException) -> None:
+        self.calls.append(("exception", exception))
+        self.called.set()
+
+
+@pytest.mark.parametrize(("condition", "closer"), [(UNSETTLED, "producer"), (NO_CREDIT, "session")])
+def test_a_close_gives_an_asynchronous_send_exactly_one_callback(
+    make_peer: PeerFactory, clients: Clients, condition: str, closer: str
+) -> None:
+    peer = make_peer(links={"q": _script(condition)}, strict=False)
+    connection = clients.connect(peer, send_timeout=SEND_TIMEOUT_MS)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("q"))
+    listener = _Listener()
+    producer.send(session.createTextMessage("async"), listener)
+    if condition == UNSETTLED:
+        peer.wait_for_transfers(1)
+    written = len(peer.transfers)
+    closed_at = time.monotonic()
+    {"producer": producer, "session": session}[closer].close()
+    assert listener.called.wait(ENDS_WITHIN_S), "no CompletionListener callback after the close"
+    assert time.monotonic() - closed_at < ENDS_WITHIN_S
+    # The session's completion thread ends once the session is closed: every callback it
+    # was going to make has been made by then.
+    session.close()
+    completion_thread = session._completion_thread
+    assert completion_thread is not None
+    completion_thread.join(ENDS_WITHIN_S)
+    assert not completion_thread.is_alive()
+    ((kind, error),) = listener.calls
+    assert kind == "exception", listener.calls
+    text = str(error)
+    assert f"the {closer} was closed" in text, text
+    if condition == NO_CREDIT:
+        assert isinstance(error, jmspy.IllegalStateException) and "was not sent" in text, text
+    else:
+        assert not isinstance(error, jmspy.IllegalStateException), repr(error)
+        assert "outcome is unknown" in text, text
+    wire_barrier(connection)
+    assert len(peer.transfers) == written, "a transfer was written after the close"
