@@ -12,7 +12,7 @@ from ..connection import Connection as SyncConnection
 from ..factory import ConnectionFactory as SyncFactory
 from ._bridge import Control
 from .context import JMSContext
-from .session import Session
+from .session import Session, _close
 
 __all__ = ["Connection", "ConnectionFactory", "connect"]
 
@@ -40,7 +40,9 @@ class Connection:
     async def create_session(self, *args: Any) -> Session:
         """``create_session()``, ``(session_mode)`` or ``(transacted, acknowledge_mode)``, as
         ``Connection.createSession``."""
-        session = await self._control.call(self._connection.createSession, *args)
+        session = await self._control.call(
+            self._connection.createSession, *args, on_abandoned=_close
+        )
         return Session(session, self._control, self._loop)
 
     createSession = create_session
@@ -105,7 +107,11 @@ class ConnectionFactory:
         """An open connection, not started (JMS: ``await connection.start()`` to receive)."""
         control = Control(asyncio.get_running_loop(), self._factory.options.send_timeout)
         try:
-            connection = await control.call(self._factory.createConnection, username, password)
+            # Cancelled while it opens: the connection is closed once open (its engine thread
+            # and socket would otherwise live on with nobody to close them).
+            connection = await control.call(
+                self._factory.createConnection, username, password, on_abandoned=_close
+            )
         except BaseException:
             control.shutdown()
             raise

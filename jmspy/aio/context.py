@@ -12,6 +12,7 @@ from ..message import TextMessage
 from ..producer import MessageProducer as SyncProducer
 from ._bridge import Control, SendCompletion
 from .consumer import MessageConsumer
+from .session import _close
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -28,6 +29,10 @@ class JMSContext:
         self._connection = connection
         self._session = session
         self._producer: SyncProducer | None = None
+        # Made on first use, on the running loop: concurrent first create_producer() calls
+        # wait for the one attaching the context's anonymous link instead of each attaching
+        # their own (all but the last would be left open, unused, until the context closes).
+        self._producer_lock: asyncio.Lock | None = None
         self._closed = False
         self._started = False
 
@@ -44,7 +49,11 @@ class JMSContext:
     async def create_producer(self) -> JMSProducer:
         self._check_closed()
         if self._producer is None:
-            self._producer = (await self._session.create_producer(None)).sync
+            if self._producer_lock is None:
+                self._producer_lock = asyncio.Lock()
+            async with self._producer_lock:
+                if self._producer is None:
+                    self._producer = (await self._session.create_producer(None)).sync
         return JMSProducer(
             SyncJMSProducer(self._check_closed, self._anonymous_producer), self._session.control
         )
@@ -57,7 +66,13 @@ class JMSContext:
         self._check_closed()
         consumer = await self._session.create_consumer(destination, message_selector, no_local)
         if not self._started:
-            await self._connection.start()
+            try:
+                await self._connection.start()
+            except BaseException:
+                # The caller never gets the consumer (the start failed or its await was
+                # cancelled): closed, it does not keep messages from other consumers.
+                self._session.control.dispose(_close, consumer.sync)
+                raise
             self._started = True
         return consumer
 

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Protocol
 
-from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from ..destination import (
+    Destination,
+    Queue,
+    TemporaryDestination,
+    TemporaryQueue,
+    TemporaryTopic,
+    Topic,
+)
 from ..message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 from ..session import Session as SyncSession
 from ._bridge import Control
@@ -15,10 +22,24 @@ from .producer import MessageProducer
 __all__ = ["Session"]
 
 
+class _Closeable(Protocol):
+    def close(self) -> None: ...
+
+
+def _close(created: _Closeable) -> None:
+    created.close()
+
+
+def _delete(created: TemporaryDestination) -> None:
+    created.delete()
+
+
 class Session:
     """A session used from the event loop. Creating links, commit, rollback, recover and
     close wait on the engine through the connection's control threads, each bounded by the
-    timeout the blocking call honours; message factories and settings are immediate."""
+    timeout the blocking call honours; message factories and settings are immediate. A create
+    whose await is cancelled closes (a temporary destination: deletes) what it created as soon
+    as it exists: nobody would ever hold it, and a consumer would keep taking messages."""
 
     def __init__(
         self, session: SyncSession, control: Control, loop: asyncio.AbstractEventLoop
@@ -43,7 +64,9 @@ class Session:
     # ---- links ------------------------------------------------------------------------------
 
     async def create_producer(self, destination: Destination | None = None) -> MessageProducer:
-        producer = await self._control.call(self._session.createProducer, destination)
+        producer = await self._control.call(
+            self._session.createProducer, destination, on_abandoned=_close
+        )
         return MessageProducer(producer, self._control, self._loop)
 
     createProducer = create_producer
@@ -55,7 +78,11 @@ class Session:
         no_local: bool = False,
     ) -> MessageConsumer:
         consumer = await self._control.call(
-            self._session.createConsumer, destination, message_selector, no_local
+            self._session.createConsumer,
+            destination,
+            message_selector,
+            no_local,
+            on_abandoned=_close,
         )
         return MessageConsumer(consumer, self._control, self._loop)
 
@@ -65,7 +92,12 @@ class Session:
         self, topic: Topic, name: str, message_selector: str | None = None, no_local: bool = False
     ) -> MessageConsumer:
         consumer = await self._control.call(
-            self._session.createDurableConsumer, topic, name, message_selector, no_local
+            self._session.createDurableConsumer,
+            topic,
+            name,
+            message_selector,
+            no_local,
+            on_abandoned=_close,
         )
         return MessageConsumer(consumer, self._control, self._loop)
 
@@ -75,19 +107,23 @@ class Session:
         self, topic: Topic, name: str, message_selector: str | None = None
     ) -> MessageConsumer:
         consumer = await self._control.call(
-            self._session.createSharedConsumer, topic, name, message_selector
+            self._session.createSharedConsumer,
+            topic,
+            name,
+            message_selector,
+            on_abandoned=_close,
         )
         return MessageConsumer(consumer, self._control, self._loop)
 
     createSharedConsumer = create_shared_consumer
 
     async def create_temporary_queue(self) -> TemporaryQueue:
-        return await self._control.call(self._session.createTemporaryQueue)
+        return await self._control.call(self._session.createTemporaryQueue, on_abandoned=_delete)
 
     createTemporaryQueue = create_temporary_queue
 
     async def create_temporary_topic(self) -> TemporaryTopic:
-        return await self._control.call(self._session.createTemporaryTopic)
+        return await self._control.call(self._session.createTemporaryTopic, on_abandoned=_delete)
 
     createTemporaryTopic = create_temporary_topic
 
