@@ -124,6 +124,10 @@ class MessageProducer(MessageProducerTwins):
         self._fallback_size = options.anonymous_fallback_cache_size
         self._fallback_idle_s = options.anonymous_fallback_cache_timeout / 1000.0
         self._fallback_used: dict[Destination | None, float] = {}
+        # Fallback links out of the cache, closed once their sends are settled (or here, at
+        # the producer's close).
+        self._retiring: list[AmqpSender] = []
+        self._close_timeout = options.close_timeout
         if options.tracing:  # jmspy.tracing: a span and trace context per send (tracing.py)
             self._send = tracing.traced_send(self._connection, self._send)  # type: ignore[method-assign]
 
@@ -184,18 +188,23 @@ class MessageProducer(MessageProducerTwins):
         return link
 
     def _close_fallback_link(self, destination: Destination | None) -> None:
-        """Close a fallback link once what was sent on it is settled (the wait and the detach
-        bounded by one jms.closeTimeout), so no send loses its outcome to the cache."""
+        """Take a fallback link out of the cache. It is closed once what was sent on it is
+        settled, with no send waiting for that: the send that evicts it waited up to
+        jms.closeTimeout for another destination's outcomes, past its own jms.sendTimeout.
+        A broker that never settles them gets jms.sendTimeout plus jms.closeTimeout, then the
+        link is closed and they are reported unknown; the producer's close closes it too."""
         link = self._links.pop(destination)
         self._fallback_used.pop(destination, None)
-        amqp = self._port.amqp_connection
-        try:
-            # One jms.closeTimeout for the wait and the detach together, as a producer close.
-            with amqp.close_scope():
-                link.wait_settled(amqp.close_remaining_s())
-                link.close()
-        except JMSException as exc:
-            log.debug("closing the link to %s of an anonymous producer: %s", destination, exc)
+        self._retiring = [retiring for retiring in self._retiring if not retiring.closed]
+        self._retiring.append(link)
+        within_s = (self._send_timeout + self._close_timeout) / 1000.0
+        link.retire(
+            within_s,
+            IllegalStateException(
+                f"the link to {destination} left the anonymous producer's link cache "
+                "(amqp.anonymousFallbackCacheSize)"
+            ),
+        )
 
     def _check_closed(self) -> None:
         if self._closed:
@@ -620,9 +629,10 @@ class MessageProducer(MessageProducerTwins):
             self._port.wait_completions(self, amqp.close_remaining_s())
             self._closed = True
             reason = IllegalStateException(f"the {self._closed_by()} was closed")
-            for link in self._links.values():
+            for link in [*self._links.values(), *self._retiring]:
                 link.wait_settled(amqp.close_remaining_s())
                 link.close(reason=reason)
+            self._retiring.clear()
         self._port.producer_closed(self)
 
     def _closed_by(self) -> str:

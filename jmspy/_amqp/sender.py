@@ -60,6 +60,9 @@ log = logging.getLogger("jmspy.provider")
 # unsettled on it, past what is left of the close timeout: a blocked send must not keep
 # waiting for its whole jms.sendTimeout after the close returned (normally a few ms).
 _END_SENDS_GRACE_MS = 1000
+# How often a retiring link looks whether its queued sends have all gone out (its settled
+# ones are noticed as they are settled).
+_RETIRE_POLL_S = 0.005
 
 
 @dataclass(slots=True, eq=False)
@@ -98,6 +101,8 @@ class AmqpSender(_LinkBase):
         # Why the application closed the link (set by close(), before ``closed``): what the
         # sends still waiting on it end with.
         self._close_reason: JMSException | None = None
+        # Monotonic deadline of a retiring link (see retire()), None otherwise.
+        self._retire_by: float | None = None
         # Set on the engine thread once the close has ended every send waiting on the link.
         self._sends_ended = False
 
@@ -409,7 +414,12 @@ class AmqpSender(_LinkBase):
                 self._in_flight.release()
                 if pending.completion is not None:
                     pending.completion.succeed(None)
+            if self._retire_by is not None and not self._unsettled and not self._outbox:
+                self._retire_if_done()  # the last send of a retiring link: close it now
             return
+        if self._retire_by is not None and not self._unsettled and not self._outbox:
+            # Closed after the outcome below is handed over (a retiring link's last send).
+            self.connection.engine.schedule(0.0, self._retire_if_done)
         delivery = wrap_delivery(ref)
         delivery.settle()
         if pending is None:
@@ -536,6 +546,41 @@ class AmqpSender(_LinkBase):
                     linked=error,
                 )
             )
+
+    def retire(self, within_s: float, reason: JMSException) -> None:
+        """Close the link once every send on it is settled, with no thread waiting for that
+        (an anonymous producer's link cache evicting it in the middle of a send). Past
+        ``within_s`` it is closed anyway, and what is left ends as a close ends it
+        (``reason``). Any thread."""
+
+        def start() -> None:
+            if self.closed or self.failure is not None:
+                return
+            self._close_reason = reason
+            self._retire_by = time.monotonic() + within_s
+            self._retire_if_done()
+
+        try:
+            self.connection.submit(start)
+        except JMSException as exc:
+            log.debug("retiring the link to %r: %s", self.spec.address, exc.reason)
+
+    def _retire_if_done(self) -> None:
+        """Engine thread: close a retiring link once nothing is in flight on it (or its time
+        is up); until then look again shortly."""
+        deadline = self._retire_by
+        if deadline is None or self.closed or self.failure is not None:
+            return
+        if (self._unsettled or self._outbox) and time.monotonic() < deadline:
+            self.connection.engine.schedule(_RETIRE_POLL_S, self._retire_if_done)
+            return
+        self._retire_by = None
+        self.closed = True
+        self._before_close()
+        if self.link.state & Link.LOCAL_ACTIVE:
+            self.link.close()
+        if self.link.state & Link.REMOTE_CLOSED:
+            self._unregister()
 
     def close(self, detach_only: bool = False, reason: JMSException | None = None) -> None:
         """Close (or only detach) the link. Every send still waiting on it ends now rather

@@ -5,6 +5,7 @@ send (Qpid JMS's options, same defaults: 1 and 30 s)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from .client_support import Clients, clients_fixture, wire_barrier
-from .peer import ScriptedPeer
+from .peer import LinkScript, ScriptedPeer
 
 # No ANONYMOUS-RELAY offered.
 NO_RELAY_CAPS = ("sole-connection-for-container", "DELAYED_DELIVERY", "SHARED-SUBS")
@@ -135,3 +136,40 @@ def test_bad_cache_size_names_the_option(make_peer: Any, clients: Clients, value
     with pytest.raises(jmspy.IllegalArgumentException) as info:
         clients.connect(peer, **{"amqp.anonymousFallbackCacheSize": value})
     assert "amqp.anonymousFallbackCacheSize" in str(info.value)
+
+
+def test_evicting_a_link_does_not_make_the_send_wait_for_its_outcomes(
+    make_peer: Any, clients: Clients
+) -> None:
+    """The cache holds one link; the broker never settles the send to 'held'. The send to
+    'next' evicts that link and used to wait up to jms.closeTimeout for its outcome (past its
+    own jms.sendTimeout); now the evicted link closes by itself once settled, or at the
+    producer's close, which reports the held send's outcome as unknown, once."""
+    peer = make_peer(
+        offered_capabilities=NO_RELAY_CAPS,
+        links=lambda a: LinkScript(outcome=None) if a.address == "held" else None,
+        strict=False,
+    )
+    connection = clients.connect(peer, send_timeout=30000, close_timeout=6000)
+    session = connection.createSession()
+    producer = session.createProducer(None)
+    outcomes: list[str] = []
+    told = threading.Event()
+
+    class Listener:
+        def onCompletion(self, message: Any) -> None:
+            outcomes.append("completed")
+            told.set()
+
+        def onException(self, message: Any, exception: Exception) -> None:
+            outcomes.append(str(exception))
+            told.set()
+
+    producer.send(session.createQueue("held"), session.createTextMessage("held"), Listener())
+    began = time.monotonic()
+    producer.send(session.createQueue("next"), session.createTextMessage("next"))  # synchronous
+    assert time.monotonic() - began < 4.0, "the send waited for the evicted link's outcomes"
+    assert outcomes == []
+    producer.close()
+    assert told.wait(10.0)
+    assert len(outcomes) == 1 and "outcome is unknown" in outcomes[0], outcomes
