@@ -14,6 +14,7 @@ from jmspy.errors import JMSException
 from .client_support import FAST_OPTIONS
 from .conftest import PeerFactory
 from .peer import AttachRecord, LinkScript, ScriptedPeer
+from .peer_coordinator import Coordinator
 
 AMQP_VALUE = 0x77
 
@@ -226,3 +227,38 @@ def test_a_producer_close_waits_for_sends_waiting_for_a_slot(make_peer: PeerFact
 
     assert asyncio.run(main()) == [None, None, None]
     assert [t.section(AMQP_VALUE) for t in peer.transfers] == ["m0", "m1", "m2"]
+
+
+def test_a_commit_includes_the_sends_still_waiting_for_a_slot(
+    make_peer: PeerFactory, coordinator: Coordinator
+) -> None:
+    """Two sends in a transaction with one in-flight slot and no credit yet: the second waits
+    for the slot when commit() is called. The commit waits for it (the blocking commit waits
+    for every send that returned, and the slot queue hands it to its link meanwhile), so both
+    are in the transaction and neither fails as not sent."""
+    peer = make_peer(links=_no_credit_on("q"))
+
+    async def main() -> list[Any]:
+        from jmspy import SESSION_TRANSACTED, aio
+
+        options = {**FAST_OPTIONS, "send_timeout": 20000, "jms.maxAsyncSendsInFlight": 1}
+        connection = await aio.connect(peer.url, **options)
+        try:
+            session = await connection.create_session(SESSION_TRANSACTED)
+            producer = await session.create_producer(session.create_queue("q"))
+            sends = [producer.send(session.create_text_message(f"m{i}")) for i in range(2)]
+            commit = asyncio.create_task(session.commit())
+            # Not a synchronisation: time for a commit that would not wait for the second send
+            # to go ahead first (the test would then fail); one that waits is only delayed.
+            await asyncio.sleep(0.3)
+            _grant_credit(peer, "q", 10)
+            await asyncio.wait_for(commit, 30)
+            return list(await asyncio.gather(*sends, return_exceptions=True))
+        finally:
+            await connection.close()
+
+    outcomes = asyncio.run(main())
+    assert [o for o in outcomes if isinstance(o, BaseException)] == [], outcomes
+    # The commit first; the close then rolls back the next, empty, transaction.
+    assert [fail for _txn, fail in coordinator.discharges][:1] == [False]
+    assert len([t for t in peer.transfers if t.link_name and "q" in t.link_name]) == 2
