@@ -38,7 +38,6 @@ from ..options import ConnectionOptions, Endpoint
 from . import sasl
 from .completion import Completion, current_wait_scope
 from .connection_errors import engine_failure, transport_error
-from .dispatch_probe import PROBE_MS_KEY
 from .engine import Engine
 from .engine_errors import EngineStopped
 from .event_loop import shared_loop
@@ -75,6 +74,7 @@ from .terms import (  # noqa: F401 - re-exported
 from .terms import ANONYMOUS_RELAY as ANONYMOUS_RELAY  # re-exported
 from .terms import InboundDelivery as InboundDelivery  # re-exported
 from .terms import LinkSpec as LinkSpec  # re-exported
+from .terms import link_profile as link_profile  # re-exported
 from .tls import client_context
 from .transactions import AmqpCoordinator  # noqa: F401 - re-exported
 from .transport_events import TransportEvents
@@ -695,12 +695,3 @@ class AmqpConnection:
         (see release_contexts)."""
         self._ctx_by_link.clear()
         release_contexts(conn)
-
-
-def link_profile(profile: Any) -> dict[str, Any]:
-    """The broker-profile facts a consumer link needs (LinkSpec.extra)."""
-    return {
-        "modified_outcome": profile.modified_outcome,
-        "drain": profile.drain,
-        PROBE_MS_KEY: profile.stalled_dispatch_probe_ms,
-    }

@@ -24,6 +24,7 @@ from ..errors import (
     ResourceAllocationException,
     TransactionRolledBackException,
 )
+from .dispatch_probe import PROBE_MS_KEY
 
 if TYPE_CHECKING:
     from .proton_internals import DeliveryHandle
@@ -150,3 +151,12 @@ class LinkSpec:
     # A non-durable link that must survive a detach (durable subscriptions are detached on
     # close, never closed, so the broker keeps them).
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def link_profile(profile: Any) -> dict[str, Any]:
+    """The broker-profile facts a consumer link needs (LinkSpec.extra)."""
+    return {
+        "modified_outcome": profile.modified_outcome,
+        "drain": profile.drain,
+        PROBE_MS_KEY: profile.stalled_dispatch_probe_ms,
+    }
