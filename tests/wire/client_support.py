@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import jmspy
 from jmspy import Connection, ConnectionFactory
 
-from .peer import DispositionRecord, ScriptedPeer, TransferRecord
+from .peer import AttachRecord, DispositionRecord, LinkScript, ScriptedPeer, TransferRecord
 
 T = TypeVar("T")
 
@@ -162,3 +162,44 @@ def refusing_reconnects(peer: ScriptedPeer) -> Iterator[None]:
         yield
     finally:
         peer.options = serving
+
+
+def in_thread(call: Callable[[], None]) -> tuple[threading.Event, list[BaseException]]:
+    """Run ``call`` on a thread; the event is set when it returned, the list holds what it
+    raised."""
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # noqa: BLE001 - checked by the test
+            errors.append(exc)
+        done.set()
+
+    threading.Thread(target=run, name="test-caller", daemon=True).start()
+    return done, errors
+
+
+def no_credit_on(address: str) -> Callable[[AttachRecord], LinkScript | None]:
+    """Link scripts: the peer gives the client's links to ``address`` no credit (a broker
+    whose address is full)."""
+
+    def scripts(attach: AttachRecord) -> LinkScript | None:
+        return LinkScript(credit=0) if attach.address == address else None
+
+    return scripts
+
+
+def grant_credit(peer: ScriptedPeer, address: str, credit: int) -> None:
+    """The peer grants ``credit`` on its receiving end of the client's links to ``address``
+    (a broker whose address is no longer full)."""
+
+    def run() -> None:
+        for conn in peer._live(None):
+            for (is_sender, _name), state in list(conn.links.items()):
+                if not is_sender and state.address == address:
+                    state.link.flow(credit)
+            conn.process()
+
+    peer._call(run)

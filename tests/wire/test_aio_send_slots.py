@@ -6,37 +6,17 @@ the order ``send()`` was called, whichever task called it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
 from jmspy.errors import JMSException
 
-from .client_support import FAST_OPTIONS
+from .client_support import FAST_OPTIONS, grant_credit, no_credit_on
 from .conftest import PeerFactory
-from .peer import AttachRecord, LinkScript, ScriptedPeer
+from .peer import LinkScript
 from .peer_coordinator import Coordinator
 
 AMQP_VALUE = 0x77
-
-
-def _no_credit_on(address: str) -> Callable[[AttachRecord], LinkScript | None]:
-    def scripts(attach: AttachRecord) -> LinkScript | None:
-        return LinkScript(credit=0) if attach.address == address else None
-
-    return scripts
-
-
-def _grant_credit(peer: ScriptedPeer, address: str, credit: int) -> None:
-    """The peer grants ``credit`` on its receiving end of the client's links to ``address``."""
-
-    def run() -> None:
-        for conn in peer._live(None):
-            for (is_sender, _name), state in list(conn.links.items()):
-                if not is_sender and state.address == address:
-                    state.link.flow(credit)
-            conn.process()
-
-    peer._call(run)
 
 
 async def _longest_stall_while(work: Awaitable[Any]) -> tuple[float, Any]:
@@ -67,7 +47,7 @@ def test_sends_without_a_free_slot_do_not_stall_the_event_loop(make_peer: PeerFa
     of them holds the event loop (each used to wait there for up to jms.sendTimeout); those
     that never got a slot fail at jms.sendTimeout with the blocking send's exception, the two
     queued on the link are reported as not sent."""
-    peer = make_peer(links=_no_credit_on("q"))
+    peer = make_peer(links=no_credit_on("q"))
 
     async def main() -> tuple[float, list[Any]]:
         from jmspy import aio
@@ -136,7 +116,7 @@ def test_an_expired_unwritten_send_is_withdrawn_and_frees_its_slot(
     """Sends queued on the link for credit time out: they are reported as not sent, taken off
     the link (not written when the broker grants credit later), and their in-flight slots are
     free again: a later send goes out at once and is the only one written."""
-    peer = make_peer(links=_no_credit_on("q"), strict=False)
+    peer = make_peer(links=no_credit_on("q"), strict=False)
 
     async def main() -> tuple[list[Any], None]:
         from jmspy import aio
@@ -150,7 +130,7 @@ def test_an_expired_unwritten_send_is_withdrawn_and_frees_its_slot(
                 return_exceptions=True,
             )
             loop = asyncio.get_running_loop()
-            await loop.run_in_executor(None, _grant_credit, peer, "q", 10)
+            await loop.run_in_executor(None, grant_credit, peer, "q", 10)
             # Both slots free: the send is not queued behind anything (it would time out).
             settled = await producer.send(session.create_text_message("new"))
             return timed_out, settled
@@ -170,7 +150,7 @@ def test_sends_of_several_tasks_reach_the_link_in_send_order(make_peer: PeerFact
     """Three tasks send on one producer, taking turns, while only two sends fit in flight and
     the broker has not granted credit yet: most sends wait for a slot. Once credit comes,
     every message is written in the order its send() was called, and each send is settled."""
-    peer = make_peer(links=_no_credit_on("q"), strict=False)
+    peer = make_peer(links=no_credit_on("q"), strict=False)
 
     async def main() -> tuple[list[str], list[Any]]:
         from jmspy import aio
@@ -191,7 +171,7 @@ def test_sends_of_several_tasks_reach_the_link_in_send_order(make_peer: PeerFact
 
             await asyncio.gather(*(sender(name) for name in "abc"))
             loop = asyncio.get_running_loop()
-            await loop.run_in_executor(None, _grant_credit, peer, "q", 100)
+            await loop.run_in_executor(None, grant_credit, peer, "q", 100)
             outcomes = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), 15)
             return called, outcomes
         finally:
@@ -207,7 +187,7 @@ def test_a_producer_close_waits_for_sends_waiting_for_a_slot(make_peer: PeerFact
     """A send waiting for a slot when its producer is closed is given to the link before the
     close (as a blocking close comes after every send that returned): it is written and
     settled once credit comes, not lost to the closed link."""
-    peer = make_peer(links=_no_credit_on("q"), strict=False)
+    peer = make_peer(links=no_credit_on("q"), strict=False)
 
     async def main() -> list[Any]:
         from jmspy import aio
@@ -219,7 +199,7 @@ def test_a_producer_close_waits_for_sends_waiting_for_a_slot(make_peer: PeerFact
             futures = [producer.send(session.create_text_message(f"m{i}")) for i in range(3)]
             closing = asyncio.create_task(producer.close())
             loop = asyncio.get_running_loop()
-            await loop.run_in_executor(None, _grant_credit, peer, "q", 10)
+            await loop.run_in_executor(None, grant_credit, peer, "q", 10)
             await asyncio.wait_for(closing, 15)
             return await asyncio.gather(*futures, return_exceptions=True)
         finally:
@@ -236,7 +216,7 @@ def test_a_commit_includes_the_sends_still_waiting_for_a_slot(
     for the slot when commit() is called. The commit waits for it (the blocking commit waits
     for every send that returned, and the slot queue hands it to its link meanwhile), so both
     are in the transaction and neither fails as not sent."""
-    peer = make_peer(links=_no_credit_on("q"))
+    peer = make_peer(links=no_credit_on("q"))
 
     async def main() -> list[Any]:
         from jmspy import SESSION_TRANSACTED, aio
@@ -251,7 +231,7 @@ def test_a_commit_includes_the_sends_still_waiting_for_a_slot(
             # Not a synchronisation: time for a commit that would not wait for the second send
             # to go ahead first (the test would then fail); one that waits is only delayed.
             await asyncio.sleep(0.3)
-            _grant_credit(peer, "q", 10)
+            grant_credit(peer, "q", 10)
             await asyncio.wait_for(commit, 30)
             return list(await asyncio.gather(*sends, return_exceptions=True))
         finally:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import jmspy
 
-from .client_support import Clients, clients_fixture, wait_until
+from .client_support import Clients, clients_fixture, in_thread, wait_until
 from .peer import ScriptedPeer
 from .peer_coordinator import Coordinator
 
@@ -35,21 +35,6 @@ def clients() -> Iterator[Clients]:
     yield from clients_fixture()
 
 
-def _in_thread(call: Callable[[], None]) -> tuple[threading.Event, list[BaseException]]:
-    done = threading.Event()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            call()
-        except BaseException as exc:  # noqa: BLE001 - checked by the test
-            errors.append(exc)
-        done.set()
-
-    threading.Thread(target=run, name="rollback-caller", daemon=True).start()
-    return done, errors
-
-
 def _rollback_waiting(
     peer: ScriptedPeer, clients: Clients, coordinator: Coordinator
 ) -> tuple[jmspy.Connection, jmspy.Session, threading.Event, list[BaseException]]:
@@ -62,7 +47,7 @@ def _rollback_waiting(
     session = connection.createSession(jmspy.SESSION_TRANSACTED)
     session.createConsumer(session.createQueue("in"))
     session.createProducer(session.createQueue("out")).send(session.createTextMessage("undone"))
-    done, errors = _in_thread(session.rollback)
+    done, errors = in_thread(session.rollback)
     wait_until(lambda: coordinator.discharges, what="the rollback's discharge")
     assert not done.is_set(), "the rollback must be waiting for the broker's answer"
     return connection, session, done, errors
@@ -108,7 +93,7 @@ def test_a_commit_cut_short_by_close_is_in_doubt(
     )
     session = connection.createSession(jmspy.SESSION_TRANSACTED)
     session.createProducer(session.createQueue("out")).send(session.createTextMessage("kept?"))
-    committed, errors = _in_thread(session.commit)
+    committed, errors = in_thread(session.commit)
     wait_until(lambda: coordinator.discharges, what="the commit's discharge")
     began = time.monotonic()
     session.close()

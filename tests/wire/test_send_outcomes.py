@@ -11,14 +11,23 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import jmspy
 
-from .client_support import Clients, clients_fixture, refusing_reconnects, wait_until, wire_barrier
+from .client_support import (
+    Clients,
+    clients_fixture,
+    grant_credit,
+    in_thread,
+    no_credit_on,
+    refusing_reconnects,
+    wait_until,
+    wire_barrier,
+)
 from .peer import AttachRecord, LinkScript, Outcome, ScriptedPeer
 from .peer_coordinator import Coordinator
 
@@ -28,27 +37,6 @@ def clients() -> Iterator[Clients]:
     yield from clients_fixture()
 
 
-def _no_credit_on(address: str) -> Any:
-    def scripts(attach: AttachRecord) -> LinkScript | None:
-        return LinkScript(credit=0) if attach.address == address else None
-
-    return scripts
-
-
-def _grant_credit(peer: ScriptedPeer, address: str, credit: int) -> None:
-    """The peer grants ``credit`` on its receiving end of the client's links to ``address``
-    (a broker whose address is no longer full)."""
-
-    def run() -> None:
-        for conn in peer._live(None):
-            for (is_sender, _name), state in list(conn.links.items()):
-                if not is_sender and state.address == address:
-                    state.link.flow(credit)
-            conn.process()
-
-    peer._call(run)
-
-
 def test_a_commit_with_unwritten_sends_rolls_back_and_never_writes_them(
     make_peer: Any, clients: Clients, coordinator: Coordinator
 ) -> None:
@@ -56,7 +44,7 @@ def test_a_commit_with_unwritten_sends_rolls_back_and_never_writes_them(
     send stays queued. The commit must not report success for it: it rolls back, says why,
     and the withdrawn send is not written when credit comes later."""
     # Transfers on the credit-0 link after the late grant are asserted below, not by strict.
-    peer = make_peer(links=_no_credit_on("full"), strict=False)
+    peer = make_peer(links=no_credit_on("full"), strict=False)
     connection = clients.connect(peer, send_timeout=1000)
     session = connection.createSession(jmspy.SESSION_TRANSACTED)
     producer = session.createProducer(session.createQueue("full"))
@@ -67,7 +55,7 @@ def test_a_commit_with_unwritten_sends_rolls_back_and_never_writes_them(
     assert "1000 ms (jms.sendTimeout)" in message and "1 of them never written" in message
     assert [fail for _txn, fail in coordinator.discharges] == [True], coordinator.discharges
     # Credit now: nothing of the finished transaction may go out.
-    _grant_credit(peer, "full", 10)
+    grant_credit(peer, "full", 10)
     session.createProducer(session.createQueue("open")).send(session.createTextMessage("next"))
     session.commit()
     assert [t.link_name for t in peer.transfers if "full" in (t.link_name or "")] == []
@@ -80,7 +68,7 @@ def test_a_commit_whose_rollback_gets_no_answer_is_in_doubt(
     """As above, but the broker does not answer the rollback either: the client cannot know
     what became of the transaction, and says so."""
     coordinator.answer_discharge = False
-    peer = make_peer(links=_no_credit_on("full"))
+    peer = make_peer(links=no_credit_on("full"))
     connection = clients.connect(peer, send_timeout=1000, request_timeout=1500)
     session = connection.createSession(jmspy.SESSION_TRANSACTED)
     producer = session.createProducer(session.createQueue("full"))
@@ -115,23 +103,6 @@ def _failover(peer: ScriptedPeer) -> str:
     return f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
 
 
-def _in_thread(call: Callable[[], None]) -> tuple[threading.Event, list[BaseException]]:
-    """Run ``call`` on a thread; the event is set when it returned, the list holds what it
-    raised."""
-    done = threading.Event()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            call()
-        except BaseException as exc:  # noqa: BLE001 - checked by the test
-            errors.append(exc)
-        done.set()
-
-    threading.Thread(target=run, daemon=True).start()
-    return done, errors
-
-
 def test_a_send_written_before_a_failover_times_out_as_unknown_not_as_not_sent(
     make_peer: Any, clients: Clients
 ) -> None:
@@ -154,7 +125,7 @@ def test_a_send_written_before_a_failover_times_out_as_unknown_not_as_not_sent(
     connection.setConnectionListener(Listener())
     session = connection.createSession()
     producer = session.createProducer(session.createQueue("q"))
-    done, errors = _in_thread(lambda: producer.send(session.createTextMessage("stored?")))
+    done, errors = in_thread(lambda: producer.send(session.createTextMessage("stored?")))
     wait_until(lambda: peer.connections[0].transfers, what="the transfer")
     with refusing_reconnects(peer):
         peer.drop(reset=True)
@@ -214,8 +185,8 @@ def test_sends_lost_with_the_connection_say_whether_they_were_written(
     waiting = session.createProducer(session.createQueue("full"))
     listener = _Listener()
     written.send(session.createTextMessage("with a listener"), listener)
-    sync_done, sync_errors = _in_thread(lambda: written.send(session.createTextMessage("sync")))
-    unwritten_done, unwritten_errors = _in_thread(
+    sync_done, sync_errors = in_thread(lambda: written.send(session.createTextMessage("sync")))
+    unwritten_done, unwritten_errors = in_thread(
         lambda: waiting.send(session.createTextMessage("no credit"))
     )
     wait_until(lambda: len(peer.transfers) >= 2, what="both transfers to q")
@@ -256,7 +227,7 @@ def test_an_asynchronous_send_that_times_out_unwritten_is_never_written_later(
     """A CompletionListener told that a send was not sent must be right: the send, held for
     want of credit, is withdrawn and not written when credit comes."""
     # A transfer after the late grant is asserted below, not by strict mode.
-    peer = make_peer(links=_no_credit_on("full"), strict=False)
+    peer = make_peer(links=no_credit_on("full"), strict=False)
     connection = clients.connect(peer, send_timeout=1000)
     session = connection.createSession()
     producer = session.createProducer(session.createQueue("full"))
@@ -264,7 +235,7 @@ def test_an_asynchronous_send_that_times_out_unwritten_is_never_written_later(
     producer.send(session.createTextMessage("held back"), listener)
     listener.wait_for(1, 30)
     assert "was not sent" in str(listener.exceptions[0][1]), listener.exceptions
-    _grant_credit(peer, "full", 10)
+    grant_credit(peer, "full", 10)
     wire_barrier(connection)
     assert peer.transfers == [], "a send reported as not sent was written"
 
@@ -304,7 +275,7 @@ def test_a_synchronous_send_waiting_for_an_in_flight_slot_keeps_one_send_timeout
     only what is left of it for the outcome. Each wait used to get a full sendTimeout, so the
     send failed after up to twice its timeout (4.5 s here, against 3 s; the bound leaves a
     second for a busy machine)."""
-    peer = make_peer(links=_no_credit_on("full"))
+    peer = make_peer(links=no_credit_on("full"))
     connection = clients.connect(peer, send_timeout=3000, max_async_sends_in_flight=1)
     session = connection.createSession()
     producer = session.createProducer(session.createQueue("full"))
