@@ -643,6 +643,15 @@ _MORE_RULES = _rules(
         level="client",
     ),
     Rule(
+        id="JMS-39",
+        title="An asynchronous send needs a CompletionListener",
+        text="send(..., completionListener) with a null listener, or with an object that has no "
+        "onCompletion or no onException, raises IllegalArgumentException and sends nothing; so "
+        "does JMSProducer.setAsync with such an object (setAsync(null) means synchronous sends).",
+        source="JMS 2.0 MessageProducer javadoc (checklist 39)",
+        level="client",
+    ),
+    Rule(
         id="JMS-41",
         title="Disabled message ids and timestamps",
         text="With setDisableMessageID(true) the message is sent without a JMSMessageID (null "

@@ -19,7 +19,7 @@ from .errors import (
 from .message import Message, message_for_body
 from .message.headers import check_header_text, check_reply_to
 from .message.java import _check_bytes_value
-from .producer import MessageProducer
+from .producer import MessageProducer, check_completion_listener
 from .producer_settings import ProducerSettings, validate_milliseconds
 
 __all__ = ["JMSProducer"]
@@ -173,8 +173,11 @@ class JMSProducer(JMSProducerTwins):
         """Send asynchronously, reporting to ``completionListener`` (None: synchronous sends).
 
         The listener's ``onCompletion``/``onException`` run on the session's completion thread.
-        Returns this producer.
+        Returns this producer. Anything but None or an object with callable ``onCompletion``
+        and ``onException`` raises IllegalArgumentException (rule JMS-39).
         """
+        if completionListener is not None:
+            check_completion_listener(completionListener, "setAsync")
         self._async = completionListener
         return self
 

@@ -74,7 +74,27 @@ class CompletionListener(Protocol):
 
 
 def _is_completion_listener(value: Any) -> bool:
-    return hasattr(value, "onCompletion") and hasattr(value, "onException")
+    return callable(getattr(value, "onCompletion", None)) and callable(
+        getattr(value, "onException", None)
+    )
+
+
+def check_completion_listener(value: Any, call: str) -> None:
+    """Refuse what cannot be a CompletionListener where one is required (rule JMS-39): None,
+    or an object without callable ``onCompletion`` and ``onException``, which would otherwise
+    fail only when the send's outcome arrives, on the completion thread."""
+    if value is None:
+        raise IllegalArgumentException(f"{call}: CompletionListener must not be null [rule JMS-39]")
+    if not _is_completion_listener(value):
+        missing = [
+            name
+            for name in ("onCompletion", "onException")
+            if not callable(getattr(value, name, None))
+        ]
+        raise IllegalArgumentException(
+            f"{call}: {value!r} is not a CompletionListener: it has no callable "
+            f"{' and no '.join(missing)} [rule JMS-39]"
+        )
 
 
 def now_ms() -> int:
@@ -382,8 +402,12 @@ class MessageProducer(MessageProducerTwins):
         if args and _is_completion_listener(args[-1]):
             *head, listener = args
             args = tuple(head)
-        elif len(args) in (2, 5) and isinstance(args[0], Message) and args[-1] is None:
-            raise IllegalArgumentException("CompletionListener must not be null")
+        else:
+            # One argument past the message and its optional (mode, priority, ttl) is where
+            # the overloads take a CompletionListener: whatever is there must be one.
+            after_message = len(args) - (1 if isinstance(args[0], Message) else 2) if args else 0
+            if after_message in (1, 4):
+                check_completion_listener(args[-1], "send")
         if len(args) in (2, 5) or (args and isinstance(args[0], Destination)):
             destination, message, *rest = args
             if self._destination is not None:

@@ -142,6 +142,42 @@ def jms38(ctx: CheckContext) -> Verdict:
     return passed("a null message refused with MessageFormatException")
 
 
+class _HalfListener:
+    """Has onCompletion but no onException: not a CompletionListener."""
+
+    def onCompletion(self, message: Any) -> None:
+        pass
+
+
+@check("JMS-39")
+def jms39(ctx: CheckContext) -> Verdict:
+    connection, session, queue = queue_session(ctx)
+    fixed, anonymous = session.createProducer(queue), session.createProducer(None)
+    message = session.createTextMessage("never")
+    calls: list[tuple[str, Any]] = [
+        ("send(message, null)", lambda: fixed.send(message, None)),
+        ("send(message, 2, 4, 0, null)", lambda: fixed.send(message, 2, 4, 0, None)),
+        ("send(destination, message, null)", lambda: anonymous.send(queue, message, None)),
+        (
+            "send(destination, message, 2, 4, 0, null)",
+            lambda: anonymous.send(queue, message, 2, 4, 0, None),
+        ),
+        ("send(message, <no onException>)", lambda: fixed.send(message, _HalfListener())),
+        (
+            "JMSProducer.setAsync(<no onException>)",
+            lambda: ctx.context().createProducer().setAsync(_HalfListener()),
+        ),
+    ]
+    for what, call in calls:
+        ctx.expect_raises(jmspy.IllegalArgumentException, call, what)
+    connection.start()
+    ctx.expect_equal(drain(session.createConsumer(queue), 300), [], "messages sent")
+    return passed(
+        "a null listener and an object without onException refused with "
+        "IllegalArgumentException; nothing sent"
+    )
+
+
 @check("JMS-41")
 def jms41(ctx: CheckContext) -> Verdict:
     connection = ctx.traced_connection()

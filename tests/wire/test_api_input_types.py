@@ -122,3 +122,54 @@ def test_unsubscribe_refuses_a_name_that_is_empty_or_not_a_str(
     with pytest.raises(jmspy.InvalidDestinationException, match=repr(name)):
         session.unsubscribe(name)
     assert [a for a in peer.attaches if a.role == "receiver"] == []
+
+
+class _OnlyOnCompletion:
+    def onCompletion(self, message: Any) -> None:
+        pass
+
+
+class _Listener(_OnlyOnCompletion):
+    def onException(self, message: Any, exception: BaseException) -> None:
+        pass
+
+
+# Each of these said something else: send(q, m, None) on an anonymous producer "takes
+# deliveryMode, priority and timeToLive together", a half listener on a fixed producer "this
+# producer was created for q", and a half listener given to setAsync failed only when the
+# outcome came, on the completion thread.
+@pytest.mark.parametrize("listener", [None, _OnlyOnCompletion(), "listener"], ids=repr)
+@pytest.mark.parametrize("anonymous", [False, True], ids=["fixed", "anonymous"])
+@pytest.mark.parametrize("with_settings", [False, True], ids=["plain", "mode-priority-ttl"])
+def test_send_refuses_what_is_not_a_completion_listener(
+    peer: ScriptedPeer, clients: Clients, listener: Any, anonymous: bool, with_settings: bool
+) -> None:
+    session = clients.connect(peer).createSession()
+    queue = session.createQueue("q")
+    producer = session.createProducer(None if anonymous else queue)
+    message = session.createTextMessage("x")
+    head = (queue, message) if anonymous else (message,)
+    settings = (jmspy.DeliveryMode.PERSISTENT, 4, 0) if with_settings else ()
+    expected = "must not be null" if listener is None else "is not a CompletionListener"
+    with pytest.raises(jmspy.IllegalArgumentException, match=f"{expected}.*rule JMS-39"):
+        producer.send(*head, *settings, listener)
+    assert peer.transfers == []
+    producer.send(*head, *settings)  # the producer and its connection are still usable
+    assert len(peer.transfers) == 1
+
+
+@pytest.mark.parametrize("listener", [_OnlyOnCompletion(), object(), 3], ids=repr)
+def test_set_async_refuses_what_is_not_a_completion_listener(
+    peer: ScriptedPeer, clients: Clients, listener: Any
+) -> None:
+    context = clients.factory(peer).createContext()
+    try:
+        producer = context.createProducer()
+        with pytest.raises(jmspy.IllegalArgumentException, match=r"onException.*rule JMS-39"):
+            producer.setAsync(listener)
+        assert producer.getAsync() is None
+        whole = _Listener()
+        assert producer.setAsync(whole).getAsync() is whole
+        assert producer.setAsync(None).getAsync() is None
+    finally:
+        context.close()
