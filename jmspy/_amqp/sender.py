@@ -56,10 +56,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jmspy.provider")
 
-# How long a link close waits for the engine thread to end the sends still written and
-# unsettled on it, past what is left of the close timeout: a blocked send must not keep
-# waiting for its whole jms.sendTimeout after the close returned (normally a few ms).
-_END_SENDS_GRACE_MS = 1000
 # How often a retiring link looks whether its queued sends have all gone out (its settled
 # ones are noticed as they are settled).
 _RETIRE_POLL_S = 0.005
@@ -607,16 +603,18 @@ class AmqpSender(_LinkBase):
             return
         if self._sends_ended:
             return
+        # The close's link work did not run within the close timeout (the engine thread is
+        # busy): it is still queued and ends the sends when it runs; this asks for that too
+        # without waiting, so the close keeps to its timeout and no send waits its whole
+        # jms.sendTimeout for an outcome that cannot come.
 
-        def end(completion: Completion[None]) -> None:
-            self._end_unsettled(error, "the link was closed")
-            self._sends_ended = True
-            completion.succeed(None)
+        def end() -> None:
+            if not self._sends_ended:
+                self._end_unsettled(error, "the link was closed")
+                self._sends_ended = True
 
         try:
-            self.connection.run(
-                end, f"ending the sends to {self.spec.address!r}", _END_SENDS_GRACE_MS
-            )
+            self.connection.submit(end)
         except JMSException as exc:
             log.debug("ending the sends of a closed link: %s", exc.reason)
 

@@ -18,7 +18,13 @@ import pytest
 
 import jmspy
 
-from .client_support import Clients, clients_fixture, wait_until, wire_barrier
+from .client_support import (
+    Clients,
+    clients_fixture,
+    refusing_reconnects,
+    wait_until,
+    wire_barrier,
+)
 from .conftest import PeerFactory
 from .peer import LinkScript
 
@@ -212,3 +218,78 @@ def test_a_close_gives_an_asynchronous_send_exactly_one_callback(
         assert "outcome is unknown" in text, text
     wire_barrier(connection)
     assert len(peer.transfers) == written, "a transfer was written after the close"
+
+
+def test_a_producer_close_while_reconnecting_keeps_to_the_close_timeout(
+    make_peer: PeerFactory, clients: Clients
+) -> None:
+    """The connection is down and failover keeps reconnecting while a send waits for its
+    outcome: the producer's close, whose link work is held for the next transport, returns at
+    jms.closeTimeout (it waited a second more for the held work that ends the send), and the
+    send ends as of unknown outcome once the connection is back, not at jms.sendTimeout."""
+    peer = make_peer(links=lambda a: LinkScript(outcome=None) if a.address == "q" else None)
+    close_timeout_s = 2.0
+    url = f"failover:({peer.url})?failover.reconnectDelay=20&failover.maxReconnectDelay=100"
+    factory = clients.factory(
+        url, send_timeout=SEND_TIMEOUT_MS, close_timeout=int(close_timeout_s * 1000)
+    )
+    connection = clients.track(factory.createConnection())
+    interrupted, restored = threading.Event(), threading.Event()
+
+    class Listener:
+        def onConnectionInterrupted(self, uri: str) -> None:
+            interrupted.set()
+
+        def onConnectionRestored(self, uri: str) -> None:
+            restored.set()
+
+    connection.setConnectionListener(Listener())
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("q"))
+    blocked = _BlockedSend(lambda: producer.send(session.createTextMessage("stored?")))
+    blocked.start()
+    with refusing_reconnects(peer):
+        peer.drop(reset=True)
+        assert interrupted.wait(30), "the drop was not noticed"
+        began = time.monotonic()
+        producer.close()
+        took = time.monotonic() - began
+    # Far below the 1 s the close overran by; the close itself waits close_timeout_s.
+    assert took < close_timeout_s + 0.6, f"producer.close() took {took:.2f} s"
+    assert restored.wait(30), "not restored"
+    _assert_ended_by_close(blocked, began, UNSETTLED, "producer")
+
+
+def test_a_producer_close_behind_a_busy_engine_keeps_to_the_close_timeout(
+    make_peer: PeerFactory, clients: Clients
+) -> None:
+    """The engine thread is busy (held here by one piece of work) while a send waits for its
+    outcome: the producer's close gives up on its link work at jms.closeTimeout; it then
+    waited up to a second more for the engine to end the send. Now it returns at the close
+    timeout, and the send ends as soon as the engine gets to the close."""
+    peer = make_peer(links=lambda a: LinkScript(outcome=None) if a.address == "q" else None)
+    close_timeout_s = 2.0
+    connection = clients.connect(
+        peer, send_timeout=SEND_TIMEOUT_MS, close_timeout=int(close_timeout_s * 1000)
+    )
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("q"))
+    blocked = _BlockedSend(lambda: producer.send(session.createTextMessage("stored?")))
+    blocked.start()
+    engine_busy, release = threading.Event(), threading.Event()
+
+    def busy() -> None:
+        engine_busy.set()
+        release.wait(30)
+
+    connection._amqp.engine.submit(busy)  # the engine thread, stuck in some long work
+    try:
+        assert engine_busy.wait(10), "the engine did not take the work"
+        began = time.monotonic()
+        producer.close()
+        took = time.monotonic() - began
+    finally:
+        release.set()
+    # The close waits close_timeout_s for its link work; it overran that by a second.
+    assert took < close_timeout_s + 0.6, f"producer.close() took {took:.2f} s"
+    _assert_ended_by_close(blocked, began, UNSETTLED, "producer")
