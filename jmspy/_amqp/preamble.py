@@ -9,12 +9,12 @@ import ipaddress
 import os
 import select
 import socket
-import threading
 import time
 from typing import Any
 
 from ..errors import JMSException
 from .engine_errors import EngineStopped
+from .name_lookup import look_up
 from .sasl import SaslClient
 from .tls import TlsLayer
 
@@ -99,36 +99,21 @@ class ConnectPreamble:
             raise OSError(err, os.strerror(err))
 
     def _resolve(self, deadline: float) -> list[tuple[Any, ...]]:
-        """The addresses of ``host:port``. getaddrinfo cannot be interrupted or given a time
-        limit, so a name is resolved on a thread of its own, left to finish by itself (it
-        only holds its result) when the deadline passes or stop() is called first."""
+        """The addresses of ``host:port``. A name is looked up on a thread of its own (see
+        name_lookup), which this thread stops waiting for at the deadline or at stop()."""
         if _is_ip_literal(self.host):
             return socket.getaddrinfo(
                 self.host, self.port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST
             )
-        host, port, wake_w = self.host, self.port, self._wake_w
-        done = threading.Event()
-        outcome: list[Any] = []
-
-        def resolve() -> None:
-            try:
-                outcome.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-            except BaseException as exc:  # noqa: BLE001 - handed to the connecting thread
-                outcome.append(exc)
-            finally:
-                done.set()
-                try:
-                    wake_w.send(b"\0")  # the connecting thread waits in select on _wake_r
-                except OSError:
-                    pass  # the engine is gone (closed its wake-up socket), or already woken
-
-        threading.Thread(target=resolve, name=f"jmspy-resolve-{host}", daemon=True).start()
-        while not done.is_set():
-            self._wait_ready([self._wake_r], [], deadline, f"resolving the host name {host}")
-        result = outcome[0]
-        if isinstance(result, BaseException):
-            raise result  # socket.gaierror (an OSError), as create_connection raised it
-        return list(result)
+        lookup = look_up(self.host, self.port, self._wake_w)
+        try:
+            while not lookup.done.is_set():
+                self._wait_ready(
+                    [self._wake_r], [], deadline, f"resolving the host name {self.host}"
+                )
+        finally:
+            lookup.leave(self._wake_w)
+        return lookup.result()
 
     def _preamble(self, sock: socket.socket, deadline: float) -> None:
         """TLS handshake, then the SASL exchange, before proton sees any byte."""

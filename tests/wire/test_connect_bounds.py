@@ -40,9 +40,11 @@ class FakeDns:
         self.addresses: dict[str, list[tuple[str, int]]] = {}
         self.entered = threading.Event()
         self.release = threading.Event()
+        self.asked = 0  # lookups of a name under .invalid
 
     def __call__(self, host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(host, str) and host.endswith(".invalid"):
+            self.asked += 1
             self.entered.set()
             self.release.wait(60.0)  # bounded only so that a broken test cannot hang the run
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
@@ -193,6 +195,41 @@ def test_stop_ends_a_connect_waiting_for_the_resolver_at_once(dns: FakeDns) -> N
     assert handler.failed.is_set()
     assert isinstance(handler.error, EngineStopped)
     assert not dns.release.is_set()
+
+
+def test_connects_waiting_for_one_name_share_one_lookup(dns: FakeDns) -> None:
+    """During a resolver outage every connect attempt started a lookup thread of its own that
+    lived as long as the system resolver took (failover retries every few ms with a short
+    delay). Attempts that gave up, and those still waiting, now share the one lookup in
+    flight, and each waiter gets its answer when it comes."""
+    for _ in range(3):  # attempts that give up at their connect timeout, as failover's do
+        handler = _Handler()
+        engine = _engine("broker.invalid", 5672, handler, connect_timeout_s=0.2)
+        engine.start()
+        try:
+            assert handler.failed.wait(10.0), "the connect did not give up"
+            assert "jms.connectTimeout" in str(handler.error)
+        finally:
+            engine.abort()
+    waiting = [_Handler() for _ in range(3)]
+    engines = [_engine("broker.invalid", 5672, h, connect_timeout_s=30.0) for h in waiting]
+    for engine in engines:
+        engine.start()
+    try:
+        wait_until(
+            lambda: len(_threads("jmspy-engine-broker.invalid")) == 3,
+            what="three engines waiting for the name",
+        )
+        assert len(_threads("jmspy-resolve-")) == 1
+        assert dns.asked == 1
+        dns.release.set()
+        for handler in waiting:
+            assert handler.failed.wait(10.0), "a waiter did not get the lookup's answer"
+            assert isinstance(handler.error, socket.gaierror), repr(handler.error)
+    finally:
+        for engine in engines:
+            engine.abort()
+    assert dns.asked == 1
 
 
 def test_stop_ends_a_tcp_connect_at_once(silent_port: int) -> None:
