@@ -30,6 +30,7 @@ from .destination import (
     TemporaryTopic,
     Topic,
 )
+from .enumeration import Enumeration, MessageEnumeration
 
 # The whole exception tree is public (jmspy.errors.__all__; a test keeps the two lists equal).
 from .errors import (
@@ -53,6 +54,7 @@ from .errors import (
     MessageNotReadableException,
     MessageNotWriteableException,
     MessageNotWriteableRuntimeException,
+    NoSuchElementException,
     NumberFormatException,
     ReasonCode,
     ResourceAllocationException,
@@ -97,6 +99,8 @@ __all__ = [
     "DeserializationPolicy",
     "Destination",
     "DestinationOptions",
+    "Enumeration",
+    "MessageEnumeration",
     "JMS_IBM_RETAIN",
     "RETAIN_PUBLICATION",
     "RULES",
@@ -152,5 +156,6 @@ __all__ = [
     "TransactionInDoubtRuntimeException",
     "IllegalArgumentException",
     "NumberFormatException",
+    "NoSuchElementException",
     "UnsupportedOperationException",
 ]

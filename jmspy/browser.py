@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from ._twins.browser import QueueBrowserTwins
 from .destination import Queue
+from .enumeration import MessageEnumeration
 from .errors import IllegalStateException, JMSException
 from .message import Message
 
@@ -54,12 +56,15 @@ class QueueBrowser(QueueBrowserTwins):
         self._check_closed()
         return self._selector
 
-    def getEnumeration(self) -> Iterator[Message]:
-        """Iterate over the messages on the queue now, without consuming them.
+    def getEnumeration(self) -> MessageEnumeration[Message]:
+        """Enumerate the messages on the queue now, without consuming them.
 
-        Each call opens its own non-destructive link; the iteration ends when a drain comes back
-        empty. Raises IllegalStateException when closed and JMSException when the broker cannot
-        browse (its ``copy`` links would consume).
+        Each call opens its own non-destructive link; the enumeration ends, and closes that link,
+        when a drain comes back empty. Java's ``hasMoreElements()``/``nextElement()`` and
+        Python's iteration both walk it; ``close()`` (or ``with``) releases the link early, and
+        closing the browser closes every enumeration it opened. Raises IllegalStateException
+        when closed and JMSException when the broker cannot browse (its ``copy`` links would
+        consume).
         """
         self._check_closed()
         connection = self._port.connection
@@ -99,7 +104,18 @@ class QueueBrowser(QueueBrowserTwins):
             spec, options.prefetch_for("browser"), wire.decoder(self._queue), on_message, on_closed
         )
         self._open.append(receiver)
-        return self._enumerate(receiver, buffer, arrived, failure, options.drain_timeout)
+        messages = self._enumerate(receiver, buffer, arrived, failure, options.drain_timeout)
+
+        def release() -> None:
+            # The generator's own end closes the link once it started; one never iterated
+            # has not, and one running on another thread cannot be closed from here.
+            with contextlib.suppress(ValueError):
+                messages.close()
+            if receiver in self._open:
+                self._open.remove(receiver)
+            receiver.close()
+
+        return MessageEnumeration(messages, release)
 
     def _enumerate(
         self,
@@ -108,7 +124,7 @@ class QueueBrowser(QueueBrowserTwins):
         arrived: threading.Condition,
         failure: list[JMSException],
         drain_timeout: int,
-    ) -> Iterator[Message]:
+    ) -> Generator[Message, None, None]:
         try:
             while not self._closed:
                 with arrived:
@@ -151,6 +167,6 @@ class QueueBrowser(QueueBrowserTwins):
         """Leave a ``with`` block: :meth:`close` the browser, whatever happened inside."""
         self.close()
 
-    def __iter__(self) -> Iterator[Message]:
+    def __iter__(self) -> MessageEnumeration[Message]:
         """Iterate over the queue's messages (``for m in browser``) with a new enumeration."""
         return self.getEnumeration()

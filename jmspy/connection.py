@@ -36,6 +36,7 @@ from .connection_listeners import (
     ListenerThread,
 )
 from .destination import Destination, TemporaryQueue, TemporaryTopic
+from .enumeration import Enumeration
 from .errors import (
     IllegalStateException,
     InvalidClientIDException,
@@ -104,12 +105,10 @@ class ConnectionMetaData(ConnectionMetaDataTwins):
         """The minor part of the jmspy version."""
         return int(__version__.split(".")[1])
 
-    def getJMSXPropertyNames(self) -> list[str]:
-        """The JMSX properties jmspy supports.
-
-        JMSXUserID, JMSXGroupID, JMSXGroupSeq and JMSXDeliveryCount.
-        """
-        return list(self.JMSX_PROPERTY_NAMES)
+    def getJMSXPropertyNames(self) -> Enumeration[str]:
+        """The JMSX properties jmspy supports: JMSXUserID, JMSXGroupID, JMSXGroupSeq and
+        JMSXDeliveryCount, as a list that is also a Java Enumeration."""
+        return Enumeration(self.JMSX_PROPERTY_NAMES)
 
     # jmspy additions: what the broker said about itself in its open frame.
     def getBrokerProduct(self) -> str | None:

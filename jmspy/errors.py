@@ -74,6 +74,7 @@ __all__ = [
     "TransactionInDoubtRuntimeException",
     "IllegalArgumentException",
     "NumberFormatException",
+    "NoSuchElementException",
     "UnsupportedOperationException",
 ]
 
@@ -268,6 +269,10 @@ class IllegalArgumentException(ValueError):
 
 class NumberFormatException(IllegalArgumentException):
     """``java.lang.NumberFormatException``: a String property that does not parse as a number."""
+
+
+class NoSuchElementException(LookupError):
+    """``java.util.NoSuchElementException``: ``nextElement()`` on an exhausted Enumeration."""
 
 
 class UnsupportedOperationException(Exception):

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING
 __all__ = ["QueueBrowserTwins"]
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from jmspy.destination import Queue
+    from jmspy.enumeration import MessageEnumeration
     from jmspy.message.base import Message
 
 
@@ -31,7 +30,7 @@ class QueueBrowserTwins:
 
         def getMessageSelector(self) -> str | None: ...
 
-        def getEnumeration(self) -> Iterator[Message]: ...
+        def getEnumeration(self) -> MessageEnumeration[Message]: ...
 
     def get_queue(self) -> Queue:
         """Twin of :meth:`QueueBrowser.getQueue` (calls it by name)."""
@@ -41,6 +40,6 @@ class QueueBrowserTwins:
         """Twin of :meth:`QueueBrowser.getMessageSelector` (calls it by name)."""
         return self.getMessageSelector()
 
-    def get_enumeration(self) -> Iterator[Message]:
+    def get_enumeration(self) -> MessageEnumeration[Message]:
         """Twin of :meth:`QueueBrowser.getEnumeration` (calls it by name)."""
         return self.getEnumeration()

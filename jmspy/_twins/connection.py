@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from jmspy.connection import ConnectionMetaData
     from jmspy.connection_listeners import ConnectionListener, ExceptionListener
+    from jmspy.enumeration import Enumeration
     from jmspy.errors import JMSException
     from jmspy.session import Session
 
@@ -44,7 +45,7 @@ class ConnectionMetaDataTwins:
 
         def getProviderMinorVersion(self) -> int: ...
 
-        def getJMSXPropertyNames(self) -> list[str]: ...
+        def getJMSXPropertyNames(self) -> Enumeration[str]: ...
 
         def getBrokerProduct(self) -> str | None: ...
 
@@ -82,7 +83,7 @@ class ConnectionMetaDataTwins:
         """Twin of :meth:`ConnectionMetaData.getProviderMinorVersion` (calls it by name)."""
         return self.getProviderMinorVersion()
 
-    def get_jmsx_property_names(self) -> list[str]:
+    def get_jmsx_property_names(self) -> Enumeration[str]:
         """Twin of :meth:`ConnectionMetaData.getJMSXPropertyNames` (calls it by name)."""
         return self.getJMSXPropertyNames()
 

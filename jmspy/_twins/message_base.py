@@ -13,6 +13,7 @@ __all__ = ["MessageTwins"]
 if TYPE_CHECKING:
     from typing import Any
 
+    from jmspy.enumeration import Enumeration
     from jmspy.message.base import _T
 
 
@@ -28,7 +29,7 @@ class MessageTwins:
 
         def propertyExists(self, name: str) -> bool: ...
 
-        def getPropertyNames(self) -> list[str]: ...
+        def getPropertyNames(self) -> Enumeration[str]: ...
 
         def clearProperties(self) -> None: ...
 
@@ -78,7 +79,7 @@ class MessageTwins:
         """Twin of :meth:`Message.propertyExists` (calls it by name)."""
         return self.propertyExists(name)
 
-    def get_property_names(self) -> list[str]:
+    def get_property_names(self) -> Enumeration[str]:
         """Twin of :meth:`Message.getPropertyNames` (calls it by name)."""
         return self.getPropertyNames()
 

@@ -13,6 +13,8 @@ __all__ = ["MapMessageTwins"]
 if TYPE_CHECKING:
     from typing import Any
 
+    from jmspy.enumeration import Enumeration
+
 
 class MapMessageTwins:
     """The snake_case names of :class:`jmspy.message.map_message.MapMessage` (each calls the
@@ -46,7 +48,7 @@ class MapMessageTwins:
 
         def getObject(self, name: str) -> Any: ...
 
-        def getMapNames(self) -> list[str]: ...
+        def getMapNames(self) -> Enumeration[str]: ...
 
         def itemExists(self, name: str) -> bool: ...
 
@@ -122,7 +124,7 @@ class MapMessageTwins:
         """Twin of :meth:`MapMessage.getObject` (calls it by name)."""
         return self.getObject(name)
 
-    def get_map_names(self) -> list[str]:
+    def get_map_names(self) -> Enumeration[str]:
         """Twin of :meth:`MapMessage.getMapNames` (calls it by name)."""
         return self.getMapNames()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, TypeVar, cast
 
 from jmspy._twins.message_base import MessageTwins
+from jmspy.enumeration import Enumeration
 from jmspy.errors import (
     IllegalArgumentException,
     JMSException,
@@ -299,12 +300,13 @@ class Message(MessageHeaders, MessageTwins):
             return True
         return name in _SPECIAL_NAMES and self._special_exists(name)
 
-    def getPropertyNames(self) -> list[str]:
-        """The names of the properties set, JMSX ones included.
+    def getPropertyNames(self) -> Enumeration[str]:
+        """The names of the properties set, JMSX ones included: a list that is also a Java
+        Enumeration (``hasMoreElements()``/``nextElement()``).
 
         Received names that no JMS setter accepts are left out, as Qpid JMS does.
         """
-        names: list[str] = []
+        names: Enumeration[str] = Enumeration()
         props = self._properties
         if props:
             if self._validate_names:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, TypeVar
 
 from jmspy._twins.message_map_message import MapMessageTwins
+from jmspy.enumeration import Enumeration
 from jmspy.errors import (
     MessageFormatException,
 )
@@ -166,9 +167,10 @@ class MapMessage(Message, MapMessageTwins):
         jt, v = self._get(name)
         return _plain(jt, v)
 
-    def getMapNames(self) -> list[str]:
-        """The names of the entries, in insertion order."""
-        return list(self._map)
+    def getMapNames(self) -> Enumeration[str]:
+        """The names of the entries, in insertion order: a list that is also a Java
+        Enumeration (``hasMoreElements()``/``nextElement()``)."""
+        return Enumeration(self._map)
 
     def itemExists(self, name: str) -> bool:
         """Whether an entry ``name`` exists."""
