@@ -73,8 +73,16 @@ def _failover_connection(
     """A ``failover:`` connection to the broker (or ``url``), listened to by ``events``,
     whose blocking calls outlast a broker restart; closed when the check ends."""
     nested = url or ctx.target.url.split("?", 1)[0]
+    # Reconnect attempts every 500 ms at most, for quick checks. A broker back before its
+    # durable queues are refuses the consumers' links, and each refusal costs one of
+    # failover.maxRecoveryRefusals: the default 10 lasts about 10 s with the default back-off
+    # (up to 30 s between attempts) but under 3 s at 500 ms, which a RabbitMQ restarted on a
+    # busy machine outlasted. 60 give it about 30 s, as long as a restart may take here.
     target = ctx.target.model_copy(
-        update={"url": f"failover:({nested})?failover.maxReconnectDelay=500"}
+        update={
+            "url": f"failover:({nested})?failover.maxReconnectDelay=500"
+            "&failover.maxRecoveryRefusals=60"
+        }
     )
     options.setdefault("send_timeout", int(RESTART_S * 1000) + 60000)
     options.setdefault("request_timeout", int(RESTART_S * 1000) + 60000)
