@@ -181,10 +181,7 @@ class AmqpSender(_LinkBase):
         # for the outcome share it.
         deadline = time.monotonic() + timeout_s
         if not self._in_flight.acquire(timeout=timeout_s):
-            raise JMSException(
-                f"send to {self.spec.address!r} timed out after {timeout_ms} ms waiting for the "
-                "peer to settle earlier sends (jms.sendTimeout)"
-            )
+            raise self.slot_timeout(timeout_ms)
         if self.closed:
             # Closed while this send waited for a slot (the close freed it).
             self._in_flight.release()
@@ -577,6 +574,14 @@ class AmqpSender(_LinkBase):
             self.link.close()
         if self.link.state & Link.REMOTE_CLOSED:
             self._unregister()
+
+    def slot_timeout(self, timeout_ms: int) -> JMSException:
+        """What a send that got no in-flight slot within jms.sendTimeout fails with (the
+        blocking send's, and an asyncio send's that waited in its queue)."""
+        return JMSException(
+            f"send to {self.spec.address!r} timed out after {timeout_ms} ms waiting for the "
+            "peer to settle earlier sends (jms.sendTimeout)"
+        )
 
     def close(self, detach_only: bool = False, reason: JMSException | None = None) -> None:
         """Close (or only detach) the link. Every send still waiting on it ends now rather

@@ -26,22 +26,13 @@ from ._control_threads import ControlThreads
 if TYPE_CHECKING:
     from .._amqp.sender import AmqpSender
 
-__all__ = ["SlotWait", "SlotWaits", "slot_timeout"]
+__all__ = ["SlotWait", "SlotWaits"]
 
 # What became of a send that waits for a slot.
 WAITING = 0
 HANDED = 1  # given to its link (queued there for credit, or written)
 WITHDRAWN = 2  # never given to its link: its wait ended (timeout, connection closed)
 FAILED = 3  # the link refused it; the completion reports why
-
-
-def slot_timeout(link: AmqpSender, timeout_ms: int) -> JMSException:
-    """What a send that got no in-flight slot within jms.sendTimeout fails with: the blocking
-    send's exception."""
-    return JMSException(
-        f"send to {link.spec.address!r} timed out after {timeout_ms} ms waiting for the "
-        "peer to settle earlier sends (jms.sendTimeout)"
-    )
 
 
 class SlotWait:
@@ -140,7 +131,7 @@ class SlotWaits:
                         error = exc
                 else:
                     wait.state = WITHDRAWN
-                    error = slot_timeout(link, self._timeout_ms)
+                    error = link.slot_timeout(self._timeout_ms)
             if error is not None:
                 if wait.state == WITHDRAWN:
                     _fail_transaction(link, wait)
@@ -156,7 +147,7 @@ class SlotWaits:
                 return None
             wait.state = WITHDRAWN
         _fail_transaction(link, wait)
-        return slot_timeout(link, self._timeout_ms)
+        return link.slot_timeout(self._timeout_ms)
 
     def withdraw_all(self) -> list[SlotWait]:
         """The connection is closed: no waiting send goes to its link any more. Returns the
