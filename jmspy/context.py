@@ -62,16 +62,25 @@ class _SharedConnection:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.users = 0
+        self.released = False  # the last context closed: the connection is closed or closing
         self.lock = threading.Lock()
 
     def acquire(self) -> None:
+        """One more context; refused once the last one has closed (a createContext() that
+        raced the close of the context it was called on)."""
         with self.lock:
+            if self.released:
+                raise IllegalStateRuntimeException(
+                    "The JMSContext is closed: its connection closed with the last context "
+                    "sharing it"
+                )
             self.users += 1
 
     def release(self) -> None:
         with self.lock:
             self.users -= 1
             last = self.users == 0
+            self.released = self.released or last
         if last:
             self.connection.close()
 
@@ -434,7 +443,18 @@ class JMSContext(JMSContextTwins):
                     "Illegal invocation from MessageListener callback: a listener must not "
                     "close its own JMSContext"
                 )
-            self._session.close()
+            try:
+                self._session.close()
+            except BaseException:
+                # Refused before closing anything (called from the session's completion
+                # listener, rule JMS-40): the context stays open. Failed part way (the session
+                # is closed regardless): the context closes, and the connection it shares is
+                # released as on any close, or it would stay open for good.
+                if not self._session._closed:
+                    raise
+                self._closed = True
+                self._shared.release()
+                raise
         self._closed = True
         self._shared.release()
 
