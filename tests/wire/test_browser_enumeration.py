@@ -35,12 +35,19 @@ def _browse_link(peer: ScriptedPeer) -> str:
     return attach.name
 
 
+def _enumeration(
+    peer: ScriptedPeer, clients: Clients, count: int
+) -> tuple[jmspy.QueueBrowser, jmspy.MessageEnumeration[jmspy.Message], str]:
+    """A browser of ``count`` queued messages, its enumeration and that one's link name."""
+    browser = _browser(peer, clients, count)
+    enumeration = browser.getEnumeration()
+    return browser, enumeration, _browse_link(peer)
+
+
 def test_the_java_loop_walks_the_enumeration_and_its_end_releases_the_link(
     peer: ScriptedPeer, clients: Clients
 ) -> None:
-    browser = _browser(peer, clients, 3)
-    enumeration = browser.getEnumeration()
-    link = _browse_link(peer)
+    _, enumeration, link = _enumeration(peer, clients, 3)
     texts = []
     while enumeration.hasMoreElements():
         texts.append(enumeration.nextElement().getText())
@@ -64,9 +71,7 @@ def test_has_more_elements_keeps_the_element_for_next_element(
 def test_closing_an_enumeration_never_iterated_releases_its_link(
     peer: ScriptedPeer, clients: Clients
 ) -> None:
-    browser = _browser(peer, clients, 2)
-    enumeration = browser.getEnumeration()
-    link = _browse_link(peer)
+    browser, enumeration, link = _enumeration(peer, clients, 2)
     enumeration.close()
     assert peer.wait_for_detach(link).closed  # the browser is still open
     assert not enumeration.hasMoreElements()
