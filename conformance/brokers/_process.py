@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -41,6 +42,9 @@ __all__ = [
 
 #: What a launch attempt returns when the chosen port was taken; start() retries on another.
 PORT_TAKEN = "port-taken"
+
+# What the owner writes to a launch's watchdog when it took care of the broker itself.
+_WATCHDOG_DONE = b"done"
 
 
 # --------------------------------------------------------------------------- process groups
@@ -239,6 +243,9 @@ class LocalBroker(Endpoint, Generic[R]):
         self._pgid: int | None = None
         self._launched = False  # start() succeeded once: restart() has a port and data
         self.timings: dict[str, float] = {}
+        # The watchdog of the current launch and the pipe end that tells it (see _watchdog).
+        self._watchdog: subprocess.Popen[bytes] | None = None
+        self._watchdog_pipe: int | None = None
 
     @property
     def version(self) -> str:
@@ -338,6 +345,7 @@ class LocalBroker(Endpoint, Generic[R]):
                     f"kill of {self!r} not done after {timeout:.0f}s: {why}"
                 )
             time.sleep(0.05)
+        self._unwatch()
         self._pgid = None
         self._proc = None
         self.timings["kill"] = time.monotonic() - began
@@ -378,6 +386,7 @@ class LocalBroker(Endpoint, Generic[R]):
             raise BrokerProvisioningError("broker is not running")
         _OWNED.discard(self)
         self._owns_dir = False
+        self._unwatch()
         # Forget the Popen handle so nothing in this process waits on or kills the child.
         self._proc = None
         return self._pgid
@@ -436,10 +445,13 @@ class LocalBroker(Endpoint, Generic[R]):
     def _halt(self, timeout: float) -> None:
         """Stop the process group, if any, and forget it; the directory stays."""
         pgid, proc = self._pgid, self._proc
-        if pgid is not None:
-            began = time.monotonic()
-            self._terminate(pgid, proc, timeout)
-            self.timings["stop"] = time.monotonic() - began
+        try:
+            if pgid is not None:
+                began = time.monotonic()
+                self._terminate(pgid, proc, timeout)
+                self.timings["stop"] = time.monotonic() - began
+        finally:
+            self._unwatch()
         self._pgid = None
         self._proc = None
 
@@ -497,7 +509,44 @@ class LocalBroker(Endpoint, Generic[R]):
             except OSError as exc:
                 return f"could not run {program}: {exc}"
         self._proc, self._pgid = proc, proc.pid
+        self._watch(proc.pid)
         return proc
+
+    def _watch(self, pgid: int) -> None:
+        """Start the watchdog that ends process group ``pgid`` (and deletes the directory
+        the broker made itself) if this process dies without stopping it."""
+        self._unwatch()
+        read_end, write_end = os.pipe()  # not inherited by the brokers started later
+        remove = str(self._dir) if self._owns_dir and not self._keep_dir and self._dir else None
+        try:
+            self._watchdog = subprocess.Popen(
+                [sys.executable, "-m", "jmspy.conformance.brokers._watchdog", str(pgid)]
+                + ([remove] if remove else []),
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                # Its own session: a signal meant for this process group does not reach it.
+                start_new_session=True,
+            )
+        except OSError:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        self._watchdog_pipe = write_end
+
+    def _unwatch(self) -> None:
+        """The broker is taken care of (stopped, killed on purpose, detached): the watchdog
+        ends without touching it."""
+        pipe, watchdog = self._watchdog_pipe, self._watchdog
+        self._watchdog_pipe = self._watchdog = None
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                os.write(pipe, _WATCHDOG_DONE)
+            os.close(pipe)
+        if watchdog is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                watchdog.wait(timeout=5)
 
     def _await_ready(
         self,
@@ -528,8 +577,11 @@ class LocalBroker(Endpoint, Generic[R]):
 
     def _abort(self) -> None:
         """Kill the process group of a failed start attempt."""
-        if self._pgid is not None:
-            self._end_group(self._pgid, self._proc, 10.0)
+        try:
+            if self._pgid is not None:
+                self._end_group(self._pgid, self._proc, 10.0)
+        finally:
+            self._unwatch()
         self._proc = None
         self._pgid = None
 

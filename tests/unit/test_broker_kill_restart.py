@@ -8,10 +8,13 @@ real broker takes; tests/failover checks the same with Artemis and RabbitMQ.
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -185,3 +188,73 @@ def test_stop_after_kill_and_restart_leaves_nothing(stand_in: StandIn) -> None:
 def test_restart_needs_an_earlier_start() -> None:
     with pytest.raises(BrokerProvisioningError, match="restart\\(\\) needs the directory"):
         StandIn().restart(timeout=5)
+
+
+# Starts a stand-in broker, reports its process group and directory, then waits to be killed.
+_OWNER = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from test_broker_kill_restart import StandIn
+broker = StandIn().start(timeout=20)
+print(broker.pid, broker.home, flush=True)
+time.sleep(120)
+"""
+
+
+def _wait_for(predicate: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM"])
+def test_a_broker_whose_owner_dies_is_stopped_and_its_directory_deleted(
+    signal_name: str,
+) -> None:
+    """The owner killed outright (kill -9, or the SIGTERM of timeout or pkill: neither runs
+    atexit) left its broker running for good, holding its port and its directory."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", _OWNER, str(Path(__file__).parent)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    pgid = 0
+    try:
+        assert owner.stdout is not None
+        pid_text, home_text = owner.stdout.readline().split()
+        pgid, home = int(pid_text), Path(home_text)
+        child = int((home / "child.pid").read_text())
+        assert process_group_alive(pgid) and _alive(child)
+        owner.send_signal(getattr(signal, signal_name))
+        owner.wait(timeout=20)
+        assert _wait_for(lambda: not process_group_alive(pgid), 30), "the broker outlived it"
+        assert not _alive(child)
+        assert _wait_for(lambda: not home.exists(), 10), f"{home} is left behind"
+    finally:
+        owner.kill()
+        owner.wait(timeout=20)
+        if pgid and process_group_alive(pgid):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def test_a_stopped_or_detached_broker_ends_its_watchdog_and_a_detached_one_lives_on(
+    stand_in: StandIn,
+) -> None:
+    stand_in.start(timeout=20)
+    watchdog = stand_in._watchdog
+    assert watchdog is not None and watchdog.poll() is None
+    stand_in.kill()
+    assert watchdog.returncode == 0 and stand_in._watchdog is None
+    stand_in.restart(timeout=20)
+    watchdog = stand_in._watchdog
+    assert watchdog is not None
+    pgid = stand_in.detach()
+    try:
+        # The watchdog has ended (a watchdog that misread the detach stops the group first).
+        assert watchdog.poll() == 0 and stand_in._watchdog is None
+        assert process_group_alive(pgid), "the detached broker was stopped"
+    finally:
+        os.killpg(pgid, signal.SIGKILL)
