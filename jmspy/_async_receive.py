@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ._modes import SESSION_TRANSACTED
 from .errors import IllegalStateException
 
 if TYPE_CHECKING:
@@ -66,6 +67,13 @@ class AsyncReceiveSupport:
     def is_closed(self) -> bool:
         """Closed by the application (its own close, or its session's or connection's)."""
         return self._closed
+
+    def hand_over_waits_for_broker(self) -> bool:
+        """Whether ``take_local`` would wait for the broker before it hands a message over:
+        a transacted session must declare its transaction first (after a reconnect lost the
+        one it had, or a declare that failed), up to jms.requestTimeout."""
+        port = self._port
+        return port.mode == SESSION_TRANSACTED and port.txn_needs_declare()
 
     def take_local(self) -> Message | None:
         """The next message held locally, handed over (acknowledged per the session mode) as

@@ -120,6 +120,10 @@ class SessionPort:
     track_unacked: Callable[[InboundDelivery], None]
     forget_unacked: Callable[[MessageConsumer], list[InboundDelivery]]
     txn_for_work: Callable[[], tuple[bytes, int]]
+    # Whether txn_for_work would first declare a transaction with the broker (a transacted
+    # session after a reconnect, or after a declare that failed): a wait the event loop of
+    # jmspy.aio must not make.
+    txn_needs_declare: Callable[[], bool]
     on_txn_failure: Callable[..., None]
     # Asynchronous sends (CompletionListener).
     track_async_send: Callable[[MessageProducer, NotifiedCompletion[None], Any, Any], None]

@@ -154,6 +154,7 @@ class Session(
             track_unacked=self._track_unacked,
             forget_unacked=self._forget_unacked,
             txn_for_work=self._txn_for_work,
+            txn_needs_declare=self._txn_needs_declare,
             on_txn_failure=self._on_txn_failure,
             track_async_send=self._track_async_send,
             check_not_completion_thread=self._check_not_completion_thread,

@@ -87,6 +87,13 @@ class SessionTransactions:
         assert self._txn_id is not None
         return self._txn_id
 
+    def _txn_needs_declare(self) -> bool:
+        """Whether the next transactional work declares a transaction first (a broker round
+        trip): none is declared, or the one declared was lost with its transport."""
+        return self._mode == SESSION_TRANSACTED and (
+            self._txn_id is None or self._txn_epoch != self._amqp_connection.epoch
+        )
+
     def _txn_for_work(self) -> tuple[bytes, int]:
         """The transaction a send or an acknowledgement joins, and its connection epoch."""
         txn_id = self._current_txn()

@@ -76,7 +76,7 @@ class MessageConsumer:
         consumer is closed). As the blocking receive, once the time is up the broker is asked
         for what it still holds (a drain) before None is returned."""
         timeout_s = check_receive_timeout(timeout)
-        message = self._consumer.take_local()
+        message = await self._take_local()
         if message is not None:
             return asyncio_message(message)
         return await self._wait(timeout_s)
@@ -86,6 +86,14 @@ class MessageConsumer:
         return await self._wait(0.0)
 
     receiveNoWait = receive_no_wait
+
+    async def _take_local(self) -> Message | None:
+        """A message held locally, handed over at once; on the control thread when handing
+        it over waits for the broker (a transaction to declare), never on the event loop."""
+        consumer = self._consumer
+        if consumer.hand_over_waits_for_broker():
+            return await self._control.call(consumer.take_local)
+        return consumer.take_local()
 
     async def _wait(self, timeout_s: float | None) -> Message | None:
         loop = self._loop
@@ -99,7 +107,7 @@ class MessageConsumer:
             # Registered before the buffer is looked at: an arrival in between wakes it.
             self._waiters.append(waiter)
             try:
-                message = consumer.take_local()
+                message = await self._take_local()
                 if message is not None:
                     return asyncio_message(message)
                 if consumer.is_closed():

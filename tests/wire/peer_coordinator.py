@@ -22,10 +22,13 @@ REJECTED = Delivery.REJECTED
 class Coordinator:
     """The peer's transaction coordinator: ``discharges`` records (txn-id, fail) in arrival
     order; ``answer_discharge`` False leaves discharges unanswered; the first
-    ``reject_declares`` declares are rejected (a broker that cannot start a transaction)."""
+    ``reject_declares`` declares are rejected (a broker that cannot start a transaction), and
+    those after the first ``answer_declares`` are never answered."""
 
     answer_discharge: bool = True
     reject_declares: int = 0
+    # Declares after this many are left unanswered (a coordinator that stopped answering).
+    answer_declares: int | None = None
     discharges: list[tuple[bytes, bool]] = field(default_factory=list)
     declared: int = 0
     rejected: int = 0
@@ -58,6 +61,8 @@ def coordinator(monkeypatch: pytest.MonkeyPatch) -> Coordinator:
                 state.rejected += 1
                 delivery.update(REJECTED)
                 delivery.settle()
+                return
+            if state.answer_declares is not None and state.declared >= state.answer_declares:
                 return
             state.declared += 1
             delivery.local.data = [f"txn-{state.declared}".encode()]

@@ -1,5 +1,6 @@
-"""jmspy.aio sends when every in-flight slot (jms.maxAsyncSendsInFlight) is taken: the event
-loop never waits for a slot, a send that times out before it was written is withdrawn from its
+"""jmspy.aio sends when every in-flight slot (jms.maxAsyncSendsInFlight) is taken, and
+transacted receives that must declare a transaction first: the event loop never waits for a
+slot or for the broker, a send that times out before it was written is withdrawn from its
 link (never written later, its slot freed), and the sends of one producer reach the link in
 the order ``send()`` was called, whichever task called it."""
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from typing import Any
+
+from proton import Message as AmqpMessage
 
 from jmspy.errors import JMSException
 
@@ -242,3 +245,42 @@ def test_a_commit_includes_the_sends_still_waiting_for_a_slot(
     # The commit first; the close then rolls back the next, empty, transaction.
     assert [fail for _txn, fail in coordinator.discharges][:1] == [False]
     assert len([t for t in peer.transfers if t.link_name and "q" in t.link_name]) == 2
+
+
+def test_a_transacted_receive_that_must_declare_does_not_stall_the_event_loop(
+    make_peer: PeerFactory, coordinator: Coordinator
+) -> None:
+    """A transacted session whose next transaction is not declared yet (the declare after
+    the last commit got no answer; a reconnect does the same) declares it when a message is
+    handed over. An aio receive handed the prefetched message over on the event loop, which
+    waited there for the declare, up to jms.requestTimeout (2 s here)."""
+    coordinator.answer_declares = 1  # the session's first transaction, then no answer
+    peer = make_peer()
+    peer.enqueue("q", AmqpMessage(body="in the first transaction"))
+
+    async def main() -> tuple[float, Any]:
+        from jmspy import SESSION_TRANSACTED, aio
+
+        connection = await aio.connect(peer.url, **{**FAST_OPTIONS, "request_timeout": 2000})
+        try:
+            session = await connection.create_session(SESSION_TRANSACTED)
+            consumer = await session.create_consumer(session.create_queue("q"))
+            await connection.start()
+            assert await consumer.receive(5000) is not None
+            await session.commit()  # its declare of the next transaction times out
+            peer.enqueue("q", AmqpMessage(body="needs a new transaction"))
+
+            async def receive() -> Any:
+                try:
+                    return await consumer.receive(5000)
+                except JMSException as exc:
+                    return exc
+
+            return await _longest_stall_while(receive())
+        finally:
+            await connection.close()
+
+    stall, outcome = asyncio.run(main())
+    assert stall < 0.5, f"the event loop stalled for {stall:.3f} s"
+    assert isinstance(outcome, JMSException), outcome
+    assert "did not complete within 2 s" in str(outcome), outcome
