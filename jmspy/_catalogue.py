@@ -771,7 +771,8 @@ _MORE_RULES = _rules(
         title="receiveBody with the wrong type",
         text="JMSConsumer.receiveBody(c) for a body not assignable to c raises "
         "MessageFormatRuntimeException; in AUTO_ACKNOWLEDGE the same message is returned by the "
-        "next receive, not counted as a redelivery.",
+        "next receive, not counted as a redelivery; in a transacted session it counts as "
+        "received in the transaction (the next receive returns the next message).",
         source="JMS 2.0 section 8.6 (checklist 64)",
         level="client",
     ),

@@ -108,6 +108,10 @@ class BatchDelivery:
         if remaining and not self._close_requested:
             # The mixin's self is always the consumer it is mixed into.
             self._port.signal_ready(cast("MessageConsumer", self))
+        elif not remaining:
+            # Idle: DUPS_OK batches are acknowledged now ("lazily but surely", BL-10), not
+            # at a later turn that may never come.
+            self._flush_lazy_acks()
         return None
 
     def _deliver_batch(

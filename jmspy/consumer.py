@@ -422,6 +422,8 @@ class MessageConsumer(
                 pending = len(self._buffer)
             if pending:
                 self._port.signal_ready(self)  # a run asks for more turns while some remain
+            else:
+                self._pull_if_no_prefetch()
 
     def setBatchMessageListener(
         self, listener: BatchListenerLike | None, batchSize: int = 1, batchTimeout: int = 0
@@ -480,13 +482,16 @@ class MessageConsumer(
 
     def _receive_body(self, body_type: type, timeout_s: float | None, no_wait: bool) -> Any:
         """JMSConsumer.receiveBody: a message whose body is not assignable to ``body_type``
-        is put back, unacknowledged, as if it had never been received (AUTO/DUPS_OK)."""
+        raises MessageFormatException. In AUTO and DUPS_OK mode it is put back,
+        unacknowledged, as if it had never been received; in CLIENT (INDIVIDUAL) mode and in a
+        transaction it counts as delivered (JMS 2.0 section 8.6, rule JMS-64)."""
+        mode = self._port.mode
 
         def accept(message: Message) -> bool:
             if message.isBodyAssignableTo(body_type):
                 return True
-            if self._port.mode in ACKNOWLEDGED_BY_APPLICATION:
-                return True  # JMS: in CLIENT mode the message counts as delivered regardless
+            if mode in ACKNOWLEDGED_BY_APPLICATION or mode == SESSION_TRANSACTED:
+                return True  # handed over (and joins the transaction); getBody raises
             raise MessageFormatException(
                 f"the body of message {message.getJMSMessageID()} "
                 f"({type(message).__name__}) cannot be returned as {body_type.__name__}"
@@ -521,6 +526,9 @@ class MessageConsumer(
         """The next message for receive(), taken from the buffer (None: none in time)."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         drained = False
+        # Without prefetch the link holds no credit: ask for one message (a receiveNoWait
+        # asks with its drain below).
+        pulled = no_wait
         connection = self._port.connection_port
         with self._cv:
             self._receiving += 1
@@ -535,9 +543,15 @@ class MessageConsumer(
                                 try:
                                     accept(inbound.message)
                                 except JMSException:
+                                    # Back in front, as if never taken: its credit too, or
+                                    # each retry would widen the window by one.
                                     self._buffer.extendleft([inbound])
+                                    self._receiver.credit_unconsumed()
                                     raise
                             return inbound
+                        if not pulled:
+                            pulled = True
+                            self._pull_if_no_prefetch()
                     if self._failure is not None:
                         raise JMSException(
                             f"the consumer on {self._destination} can no longer receive: "
@@ -571,6 +585,12 @@ class MessageConsumer(
                     self._cv.wait(remaining if remaining is not None else 1.0)
             finally:
                 self._receiving -= 1
+
+    def _pull_if_no_prefetch(self) -> None:
+        """A consumer without prefetch (jms.prefetchPolicy 0) holds no credit: one credit is
+        granted for each message a receive() or the listener waits for, as Qpid JMS pulls."""
+        if self._receiver.prefetch == 0 and not self._closed and self._failure is None:
+            self._receiver.pull(None)
 
     def _release_prefetch(self) -> None:
         """Stop the credit and give every buffered, undelivered message back to the broker

@@ -119,6 +119,8 @@ class _Consumer(Protocol):
 
     def _return_run(self) -> None: ...
 
+    def _pull_if_no_prefetch(self) -> None: ...
+
 
 class BufferedDelivery:
     """Filling the consumer's prefetch buffer and emptying it into a MessageListener, a
@@ -256,3 +258,5 @@ class BufferedDelivery:
                 self._dispatch_signalled = more
             if more:
                 self._request_turn()
+            elif self._listener is not None:
+                self._pull_if_no_prefetch()

@@ -1,0 +1,140 @@
+"""Consumers: a consumer without prefetch pulls one message for each receive() and for its
+listener (it got nothing unless receive() had a timeout, and then only at the timeout's end);
+receiveBody with the wrong body type keeps the credit window (it widened by one per call) and,
+in a transaction, counts the message as received (JMS 2.0 section 8.6, rule JMS-64); a
+DUPS_OK batch listener acknowledges its batches once idle (BL-10), not at a later turn that
+may never come."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from proton import Message as AmqpMessage
+
+import jmspy
+
+from .client_support import (
+    FAST_OPTIONS,
+    Clients,
+    clients_fixture,
+    in_thread,
+    wait_for_disposition,
+    wait_until,
+    wire_barrier,
+)
+from .peer import ScriptedPeer
+from .peer_coordinator import Coordinator
+
+NO_PREFETCH = "jms.prefetchPolicy.all=0"
+
+
+@pytest.fixture
+def clients() -> Iterator[Clients]:
+    yield from clients_fixture()
+
+
+def test_receive_without_a_timeout_pulls_a_message_without_prefetch(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    peer.enqueue("q", AmqpMessage(body="on the broker"), tag=b"t1")
+    connection = clients.connect(peer, start=True, query=NO_PREFETCH)
+    session = connection.createSession()
+    consumer = session.createConsumer(session.createQueue("q"))
+    received: list[Any] = []
+    done, errors = in_thread(lambda: received.append(consumer.receive()))
+    if not done.wait(10):
+        consumer.close()  # ends the receive that would wait for good
+    assert done.wait(10) and not errors, errors
+    assert received[0] is not None and received[0].getText() == "on the broker"
+    attach = peer.wait_for_attach("q", role="receiver")
+    assert [f.link_credit for f in peer.flows if f.link_name == attach.name] == [1]
+
+
+def test_receive_with_a_timeout_pulls_at_once_without_prefetch(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    """The message came only with the drain at the end of the timeout (60 s here)."""
+    peer.enqueue("q", AmqpMessage(body="on the broker"), tag=b"t1")
+    connection = clients.connect(peer, start=True, query=NO_PREFETCH)
+    session = connection.createSession()
+    consumer = session.createConsumer(session.createQueue("q"))
+    received: list[Any] = []
+    done, _ = in_thread(lambda: received.append(consumer.receive(60_000)))
+    if not done.wait(10):
+        consumer.close()
+    assert done.wait(10)
+    assert received[0] is not None and received[0].getText() == "on the broker"
+
+
+def test_a_listener_pulls_one_message_at_a_time_without_prefetch(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    for i in range(3):
+        peer.enqueue("q", AmqpMessage(body=f"m{i}"), tag=f"t{i}".encode())
+    connection = clients.connect(peer, query=NO_PREFETCH)
+    session = connection.createSession()
+    consumer = session.createConsumer(session.createQueue("q"))
+    got: list[str] = []
+    all_three = threading.Event()
+
+    def on_message(message: Any) -> None:
+        got.append(message.getText())
+        if len(got) == 3:
+            all_three.set()
+
+    consumer.setMessageListener(on_message)
+    connection.start()
+    assert all_three.wait(10), f"the listener got {got}"
+    assert got == ["m0", "m1", "m2"]
+    attach = peer.wait_for_attach("q", role="receiver")
+    assert all(f.link_credit <= 1 for f in peer.flows if f.link_name == attach.name)
+
+
+def test_receive_body_of_the_wrong_type_keeps_the_credit_window(peer: ScriptedPeer) -> None:
+    for i in range(20):
+        peer.enqueue("q", AmqpMessage(body=f"m{i}"), tag=f"t{i}".encode())
+    factory = jmspy.ConnectionFactory(f"{peer.url}?jms.prefetchPolicy.all=4", **FAST_OPTIONS)
+    with factory.createContext(jmspy.AUTO_ACKNOWLEDGE) as context:
+        consumer = context.createConsumer(context.createQueue("q"))
+        for _ in range(8):
+            with pytest.raises(jmspy.MessageFormatRuntimeException):
+                consumer.receiveBody(dict, 5000)
+            # The credit each failure handed out has brought its transfer in by now.
+            wire_barrier(context._connection)
+        # Each failed receiveBody granted one more credit: 12 buffered with prefetch 4.
+        assert consumer._consumer.getPrefetchedCount() <= 4
+        assert consumer.receiveBody(str, 5000) == "m0"
+
+
+def test_receive_body_of_the_wrong_type_in_a_transaction_counts_as_received(
+    peer: ScriptedPeer, coordinator: Coordinator
+) -> None:
+    peer.enqueue("q", AmqpMessage(body="text-1"), tag=b"t1")
+    peer.enqueue("q", AmqpMessage(body="text-2"), tag=b"t2")
+    factory = jmspy.ConnectionFactory(peer.url, **FAST_OPTIONS)
+    with factory.createContext(jmspy.SESSION_TRANSACTED) as context:
+        consumer = context.createConsumer(context.createQueue("q"))
+        with pytest.raises(jmspy.MessageFormatRuntimeException):
+            consumer.receiveBody(dict, 5000)
+        assert consumer.receiveBody(str, 5000) == "text-2"
+        context.commit()
+    # Both were accepted in the committed transaction.
+    assert wait_for_disposition(peer, b"t1").settled
+
+
+def test_a_dups_ok_batch_listener_acknowledges_once_idle(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    connection = clients.connect(peer, start=True)
+    session = connection.createSession(jmspy.DUPS_OK_ACKNOWLEDGE)
+    consumer = session.createConsumer(session.createQueue("q"))
+    got: list[str] = []
+    consumer.setBatchMessageListener(lambda ms: got.extend(m.getText() for m in ms), 10, 0)
+    for i in range(3):
+        peer.enqueue("q", AmqpMessage(body=f"m{i}"), tag=f"t{i}".encode())
+    wait_until(lambda: len(got) == 3, timeout=10, what="the three messages delivered")
+    for i in range(3):  # no later traffic: the acknowledgement must come by itself
+        assert wait_for_disposition(peer, f"t{i}".encode(), timeout=10).settled
