@@ -169,6 +169,11 @@ class MessageConsumer(
         # A broker that cannot drain (RabbitMQ 3.x) keeps released messages bound to the link
         # until its session ends, so such consumers get an AMQP session of their own, ended
         # when they close: everything unsettled then goes back to the queue.
+        # Before the link exists: nothing of the consumer may be left on the wire if it fails.
+        self._tracing = tracing.for_consumer(self._connection, destination)  # None: off
+        if self._tracing is not None:  # receive and process spans (jmspy/tracing.py)
+            traced = self._tracing.wrap(self._receive, self._deliver_batch)
+            self._receive, self._deliver_batch = traced  # type: ignore[method-assign]
         self._own_amqp_session = (
             None if wire.adapter.drain else port.amqp_connection.create_session()
         )
@@ -189,10 +194,6 @@ class MessageConsumer(
             if self._own_amqp_session is not None:
                 self._own_amqp_session.close()
             raise
-        self._tracing = tracing.for_consumer(self._connection, destination)  # None: off
-        if self._tracing is not None:  # receive and process spans (jmspy/tracing.py)
-            traced = self._tracing.wrap(self._receive, self._deliver_batch)
-            self._receive, self._deliver_batch = traced  # type: ignore[method-assign]
         port.consumer_opened(
             self,
             ConsumerHooks(

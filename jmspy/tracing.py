@@ -72,8 +72,32 @@ _SYSTEMS = {
 
 F = TypeVar("F", bound=Callable[..., Any])
 G = TypeVar("G", bound=Callable[..., Any])
+T = TypeVar("T")
 
 _api_missing_logged = False
+# Telemetry failures already logged at WARNING (later ones of the same kind go to DEBUG).
+_failures_logged: set[str] = set()
+
+
+def _quietly(what: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+    """One OpenTelemetry call (a span started, ended, annotated; a context propagated). A
+    tracer provider, span processor or exporter that raises must never reach messaging: a
+    receive that raised after its message was acknowledged lost it, and a listener call that
+    raised after the listener returned redelivered its message. The failure is logged (the
+    first of each kind at WARNING) and the call gives None."""
+    try:
+        return call(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - whatever the SDK raises stays out of messaging
+        first = what not in _failures_logged
+        _failures_logged.add(what)
+        log.log(
+            logging.WARNING if first else logging.DEBUG,
+            "OpenTelemetry failed %s (%s: %s); messaging goes on, the span may be incomplete",
+            what,
+            type(exc).__name__,
+            exc,
+        )
+        return None
 
 
 class _Api:
@@ -95,7 +119,10 @@ def _load() -> _Api | None:
     if _api is None:
         try:
             _api = _Api()
-        except ImportError:
+        except Exception as exc:  # noqa: BLE001 - a broken install must not stop messaging
+            if not isinstance(exc, ImportError):
+                _quietly("loading its API", _raise, exc)
+                return None
             if not _api_missing_logged:
                 _api_missing_logged = True
                 log.warning(
@@ -104,6 +131,10 @@ def _load() -> _Api | None:
                 )
             return None
     return _api
+
+
+def _raise(exc: BaseException) -> None:
+    raise exc
 
 
 def available() -> bool:
@@ -215,18 +246,22 @@ class TracingScope:
             if not isinstance(message, Message) or destination is None:
                 return send(destination, message, *args, **kwargs)  # it raises the JMS error
             name, attributes = self._names("send", destination)
-            span = tracer.start_span(name, kind=kind, attributes=attributes)
+            span = _quietly(
+                "starting a send span", tracer.start_span, name, kind=kind, attributes=attributes
+            )
+            if span is None:
+                return send(destination, message, *args, **kwargs)
             try:
-                self._inject(span, message)
+                _quietly("writing the trace context", self._inject, span, message)
                 result = send(destination, message, *args, **kwargs)
             except BaseException as exc:
-                self._failed(span, exc)
+                _quietly("recording a failed send", self._failed, span, exc)
                 raise
             else:
-                self._message_attributes(span, message)
+                _quietly("annotating a send span", self._message_attributes, span, message)
                 return result
             finally:
-                span.end()
+                _quietly("ending a send span", span.end)
 
         return traced  # type: ignore[return-value]
 
@@ -260,19 +295,26 @@ class ConsumerTracing(TracingScope):
                 failure = exc
                 raise
             finally:
-                name, attributes = self._names("receive", self._destination)
-                links = []
-                if message is not None:
-                    creation = self.creation_context(message)
-                    if creation is not None:
-                        links.append(link_type(creation))
-                span = tracer.start_span(
-                    name, kind=kind, attributes=attributes, links=links, start_time=start
-                )
+                # After the receive: its message is handed over (and acknowledged) already,
+                # so nothing here may raise instead of returning it.
+                _quietly("recording a receive span", record, start, message, failure)
+
+        def record(start: int, message: Message | None, failure: BaseException | None) -> None:
+            name, attributes = self._names("receive", self._destination)
+            links = []
+            if message is not None:
+                creation = self.creation_context(message)
+                if creation is not None:
+                    links.append(link_type(creation))
+            span = tracer.start_span(
+                name, kind=kind, attributes=attributes, links=links, start_time=start
+            )
+            try:
                 if message is not None:
                     self._message_attributes(span, message)
                 if failure is not None:
                     self._failed(span, failure)
+            finally:
                 span.end()
 
         return traced  # type: ignore[return-value]
@@ -283,7 +325,7 @@ class ConsumerTracing(TracingScope):
         trace = self._trace
         tracer = self._tracer
 
-        def call(message: Message) -> None:
+        def start(message: Message) -> Any:
             name, attributes = self._names("process", self._destination)
             creation = self.creation_context(message)
             parent = None
@@ -294,16 +336,31 @@ class ConsumerTracing(TracingScope):
             span = tracer.start_span(
                 name, context=parent, kind=self._kind.CONSUMER, attributes=attributes, links=links
             )
-            self._message_attributes(span, message)
-            with trace.use_span(span, end_on_exit=True, record_exception=False):
-                try:
-                    if hasattr(listener, "onMessage"):
-                        listener.onMessage(message)
-                    else:
-                        listener(message)
-                except BaseException as exc:
-                    self._failed(span, exc)
-                    raise
+            _quietly("annotating a process span", self._message_attributes, span, message)
+            return span
+
+        def invoke(message: Message) -> None:
+            if hasattr(listener, "onMessage"):
+                listener.onMessage(message)
+            else:
+                listener(message)
+
+        def call(message: Message) -> None:
+            # Only the listener's own exception may fail the delivery (and redeliver it).
+            span = _quietly("starting a process span", start, message)
+            if span is None:
+                invoke(message)
+                return
+            try:
+                with trace.use_span(
+                    span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+                ):
+                    invoke(message)
+            except BaseException as exc:
+                _quietly("recording a failed listener call", self._failed, span, exc)
+                raise
+            finally:
+                _quietly("ending a process span", span.end)
 
         return call
 
@@ -313,18 +370,22 @@ class ConsumerTracing(TracingScope):
         trace = self._trace
         tracer = self._tracer
 
-        def traced(listener: Any, batch: list[Any]) -> Any:
-            messages: list[Message] = [inbound.message for inbound in batch]
+        def start(batch: list[Any]) -> Any:
             name, attributes = self._names("process", self._destination)
-            attributes["messaging.batch.message_count"] = len(messages)
+            attributes["messaging.batch.message_count"] = len(batch)
             links = []
-            for message in messages:
-                creation = self.creation_context(message)
+            for inbound in batch:
+                creation = self.creation_context(inbound.message)
                 if creation is not None:
                     links.append(trace.Link(creation))
-            span = tracer.start_span(
+            return tracer.start_span(
                 name, kind=self._kind.CONSUMER, attributes=attributes, links=links
             )
+
+        def traced(listener: Any, batch: list[Any]) -> Any:
+            span = _quietly("starting a batch process span", start, batch)
+            if span is None:
+                return deliver(listener, batch)
 
             def call(batch_messages: list[Message]) -> None:
                 try:
@@ -333,11 +394,16 @@ class ConsumerTracing(TracingScope):
                     else:
                         listener(batch_messages)
                 except BaseException as exc:
-                    self._failed(span, exc)
+                    _quietly("recording a failed batch listener call", self._failed, span, exc)
                     raise
 
-            with trace.use_span(span, end_on_exit=True, record_exception=False):
-                return deliver(call, batch)
+            try:
+                with trace.use_span(
+                    span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+                ):
+                    return deliver(call, batch)
+            finally:
+                _quietly("ending a batch process span", span.end)
 
         return traced  # type: ignore[return-value]
 
@@ -347,7 +413,8 @@ def traced_send(connection: Connection, send: F) -> F:
     api = _load()
     if api is None:
         return send
-    return TracingScope(api, connection).wrap_send(send)
+    scope = _quietly("setting up a producer's tracer", TracingScope, api, connection)
+    return send if scope is None else scope.wrap_send(send)
 
 
 def for_consumer(connection: Connection, destination: Destination) -> ConsumerTracing | None:
@@ -357,4 +424,6 @@ def for_consumer(connection: Connection, destination: Destination) -> ConsumerTr
     api = _load()
     if api is None:
         return None
-    return ConsumerTracing(api, connection, destination)
+    # A tracer provider that cannot give a tracer (a misconfigured one raises StopIteration)
+    # leaves the consumer untraced rather than failing createConsumer.
+    return _quietly("setting up a consumer's tracer", ConsumerTracing, api, connection, destination)

@@ -45,3 +45,45 @@ def wait_for_spans(
 
 def named(spans: Sequence[ReadableSpan], prefix: str) -> list[ReadableSpan]:
     return [s for s in spans if s.name.startswith(prefix)]
+
+
+class _FailingSpanProcessor(SimpleSpanProcessor):
+    """Raises from on_end, and from on_start when ``failing`` says so, while ``failing`` is
+    set: an exporter or span processor that is misconfigured or broken."""
+
+    failing: str | None = None  # "end", "start" (both), or None
+
+    def __init__(self) -> None:
+        super().__init__(InMemorySpanExporter())
+
+    def on_start(self, span: object, parent_context: object = None) -> None:
+        if _FailingSpanProcessor.failing == "start":
+            raise RuntimeError("span processor broken (on_start)")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if _FailingSpanProcessor.failing:
+            raise RuntimeError("span processor broken (on_end)")
+
+
+_failing: _FailingSpanProcessor | None = None
+
+
+class failing_spans:  # noqa: N801 - used as a context manager, named for what it does
+    """Inside, every span the global SDK tracer provider ends raises (``where="end"``), or
+    every span it starts and ends (``where="start"``)."""
+
+    def __init__(self, where: str) -> None:
+        self._where = where
+
+    def __enter__(self) -> None:
+        global _failing
+        span_exporter()  # the SDK provider is in place
+        if _failing is None:
+            _failing = _FailingSpanProcessor()
+            provider = trace.get_tracer_provider()
+            assert isinstance(provider, TracerProvider)
+            provider.add_span_processor(_failing)
+        _FailingSpanProcessor.failing = self._where
+
+    def __exit__(self, *exc_info: object) -> None:
+        _FailingSpanProcessor.failing = None
