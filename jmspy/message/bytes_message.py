@@ -80,9 +80,10 @@ def _decode_modified_utf8(data: bytes) -> str:
         if data.isascii():
             return data.decode("ascii")
         # C0 80 is NUL; surrogate pairs arrive as separate 3-byte sequences, so decode with
-        # surrogatepass and then let the UTF-16 codec pair them up.
+        # surrogatepass and then let the UTF-16 codec pair them up. A lone surrogate (a Java
+        # String may hold one, and writeUTF writes it) stays one, as DataInput.readUTF keeps it.
         text = data.replace(b"\xc0\x80", b"\x00").decode("utf-8", "surrogatepass")
-        return text.encode("utf-16-be", "surrogatepass").decode("utf-16-be")
+        return text.encode("utf-16-be", "surrogatepass").decode("utf-16-be", "surrogatepass")
     except UnicodeError as exc:
         raise MessageFormatException(f"Malformed modified UTF-8 data: {exc}", linked=exc) from exc
 

@@ -128,7 +128,7 @@ class JFloat(float):
     """A ``float`` that is written as a Java ``float`` (rounded to 32 bits)."""
 
     def __new__(cls, value: float) -> JFloat:
-        return super().__new__(cls, _to_float32(float(value)))
+        return super().__new__(cls, _to_float32(_check_float(value, "float")))
 
 
 class JChar(str):
@@ -158,7 +158,10 @@ def _check_float(value: Any, java: str) -> float:
         raise MessageFormatException(
             f"Value {value!r} of type {type(value).__name__} is not a valid Java {java}"
         )
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond any double
+        raise MessageFormatException(f"Value {value!r} is out of range for a Java {java}") from None
 
 
 def _typed_object(value: Any, *, allow_bytes: bool) -> TypedValue:
@@ -270,12 +273,18 @@ def _shortest_digits(v: float, single: bool) -> tuple[str, int]:
                 s = candidate
                 break
         mant, exp = s.split("e")
-        return mant.replace(".", "").rstrip("0") or "0", int(exp)
-    # repr() is the shortest string that reads back as the same double.
-    _, digit_tuple, exponent = decimal.Decimal(repr(v)).as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    sci_exp = len(digits) + int(exponent) - 1
-    return digits.rstrip("0") or "0", sci_exp
+    else:
+        # repr() is the shortest string that reads back as the same double.
+        _, digit_tuple, exponent = decimal.Decimal(repr(v)).as_tuple()
+        digits = "".join(map(str, digit_tuple))
+        mant, exp = digits, str(len(digits) + int(exponent) - 1)
+    digits = mant.replace(".", "").rstrip("0") or "0"
+    if len(digits) == 1:
+        # One digit reads back, but Java picks among the decimals of one or two digits the
+        # one closest to the exact value: Double.MIN_VALUE is 4.9E-324, not 5.0E-324.
+        mant, exp = f"{decimal.Decimal(v):.1e}".split("e")
+        digits = mant.replace(".", "").rstrip("0") or "0"
+    return digits, int(exp)
 
 
 def _java_float_string(v: float, single: bool) -> str:
