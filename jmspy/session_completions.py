@@ -100,18 +100,14 @@ class SessionCompletions:
                     self._completion_cv.wait(remaining)
                 if self._closed and not completion.done():
                     # close() has returned (or given up waiting for these callbacks within
-                    # jms.closeTimeout) and this send has no outcome: listeners of a closed
-                    # session are not called for it or those after it. A send that the close
-                    # ended (its producer's close fails what it held) still gets its one
-                    # callback, in order.
-                    if self._completions:
-                        log.warning(
-                            "session closed with %d CompletionListener callback(s) not run",
-                            len(self._completions),
-                        )
-                        self._completions.clear()
-                        self._completion_cv.notify_all()
-                    return
+                    # jms.closeTimeout) and this send has no outcome yet: the close ends it,
+                    # on the engine thread, maybe later than now. Every send left still gets
+                    # its one callback, in order, now: its outcome, or withdrawn (not sent)
+                    # or unknown.
+                    left = list(self._completions)
+                    self._completions.clear()
+                    self._completion_cv.notify_all()
+                    break
             error: BaseException | None
             if completion.done():
                 error = completion.error
@@ -127,25 +123,50 @@ class SessionCompletions:
             with self._completion_cv:
                 self._completions.popleft()
                 self._completion_cv.notify_all()
+        for producer, completion, message, listener, _ in left:
+            if completion.done():
+                error = completion.error
+            else:
+                error = self._timed_out(producer, completion, None)
+            try:
+                if error is None:
+                    listener.onCompletion(message)
+                else:
+                    listener.onException(message, error)
+            except BaseException:  # noqa: BLE001 - the next callbacks must still run
+                log.exception("CompletionListener raised")
 
     @staticmethod
     def _timed_out(
-        producer: MessageProducer, completion: NotifiedCompletion[None], timeout_ms: int
+        producer: MessageProducer, completion: NotifiedCompletion[None], timeout_ms: int | None
     ) -> BaseException | None:
-        """What an asynchronous send that got no outcome by its deadline reports. One still
-        queued for credit is withdrawn, so it is never written after this report."""
+        """What an asynchronous send that got no outcome by its deadline (``timeout_ms``, its
+        jms.sendTimeout) or by its session's close (None) reports. One still queued for credit
+        is withdrawn, so it is never written after this report."""
         # Reach-in kept: the session owns its producers' links for their sends' outcomes.
+        closed = timeout_ms is None
         for link in list(producer._links.values()):
             pending = link.withdraw(completion)
             if pending is None:
                 continue
             address = link.spec.address
+            if pending.written and closed:
+                return JMSException(
+                    f"asynchronous send to {address!r} was written but its session was closed "
+                    "before the peer settled it: its outcome is unknown, the broker may or may "
+                    "not have the message"
+                )
             if pending.written:
                 return JMSException(
                     f"asynchronous send to {address!r} was written before the connection was "
                     f"interrupted and not resent within {timeout_ms} ms (jms.sendTimeout): its "
                     "outcome is unknown, the broker may or may not have the message (it will "
                     "not be resent)"
+                )
+            if closed:
+                return JMSException(
+                    f"asynchronous send to {address!r} was not sent: its session was closed "
+                    "before it could be written (it was withdrawn)"
                 )
             return JMSException(
                 f"asynchronous send to {address!r} could not be written within {timeout_ms} "
@@ -154,6 +175,11 @@ class SessionCompletions:
             )
         if completion.done():  # settled while it was looked for
             return completion.error
+        if closed:
+            return JMSException(
+                "asynchronous send: its session was closed before the peer settled it: its "
+                "outcome is unknown, the broker may or may not have the message"
+            )
         return JMSException(
             f"asynchronous send was not settled by the peer within {timeout_ms} ms "
             "(jms.sendTimeout): its outcome is unknown, the broker may or may not have the "

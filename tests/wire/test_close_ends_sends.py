@@ -293,3 +293,40 @@ def test_a_producer_close_behind_a_busy_engine_keeps_to_the_close_timeout(
     # The close waits close_timeout_s for its link work; it overran that by a second.
     assert took < close_timeout_s + 0.6, f"producer.close() took {took:.2f} s"
     _assert_ended_by_close(blocked, began, UNSETTLED, "producer")
+
+
+@pytest.mark.parametrize("condition", [UNSETTLED, NO_CREDIT])
+def test_a_session_close_behind_a_busy_engine_gives_each_asynchronous_send_one_callback(
+    make_peer: PeerFactory, clients: Clients, condition: str
+) -> None:
+    """The close's producer work cannot run (the engine thread is busy) by the time the
+    session counts as closed: the completion thread dropped the callback of a send that had
+    no outcome yet (its listener never heard of it). Now it reports it at once, as withdrawn
+    (never written: not sent) or of unknown outcome, and only once, also after the engine
+    gets to ending the send."""
+    peer = make_peer(links={"q": _script(condition)}, strict=False)
+    connection = clients.connect(peer, send_timeout=SEND_TIMEOUT_MS, close_timeout=1000)
+    session = connection.createSession()
+    producer = session.createProducer(session.createQueue("q"))
+    listener = _Listener()
+    producer.send(session.createTextMessage("async"), listener)
+    if condition == UNSETTLED:
+        peer.wait_for_transfers(1)
+    engine_busy, release = threading.Event(), threading.Event()
+
+    def busy() -> None:
+        engine_busy.set()
+        release.wait(30)
+
+    connection._amqp.engine.submit(busy)
+    try:
+        assert engine_busy.wait(10), "the engine did not take the work"
+        session.close()
+        assert listener.called.wait(ENDS_WITHIN_S), "the callback was dropped"
+    finally:
+        release.set()
+    wire_barrier(connection)  # the engine has ended the send by now: no second callback
+    ((kind, error),) = listener.calls
+    assert kind == "exception", listener.calls
+    expected = "outcome is unknown" if condition == UNSETTLED else "was not sent"
+    assert expected in str(error), error
