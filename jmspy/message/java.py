@@ -219,10 +219,13 @@ def _typed_object(value: Any, *, allow_bytes: bool) -> TypedValue:
 
 _INT_RE = re.compile(r"[+-]?\d+")
 # Java FloatingDecimal.readJavaFormatString: optional sign, NaN/Infinity, decimal or hex form,
-# optional f/F/d/D suffix; surrounding whitespace (chars <= ' ') is trimmed first.
+# optional f/F/d/D suffix; surrounding whitespace (chars <= ' ') is trimmed first. ASCII digits
+# only, as FloatingDecimal reads them (Integer.parseInt, below, takes any Unicode digit, as
+# Character.digit does).
 _FLOAT_RE = re.compile(
     r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?"
-    r"|0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?\d+[fFdD]?)"
+    r"|0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?\d+[fFdD]?)",
+    re.ASCII,
 )
 _JAVA_WS = "".join(chr(c) for c in range(0x21))
 

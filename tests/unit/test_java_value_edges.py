@@ -78,3 +78,13 @@ def test_float_to_string_is_javas(setter: str, value: float, java: str) -> None:
     message = TextMessage()
     getattr(message, setter)("v", value)
     assert message.getStringProperty("v") == java
+
+
+def test_string_to_double_takes_ascii_digits_only_as_java_does() -> None:
+    """Double.valueOf reads ASCII digits only; Integer.parseInt takes any Unicode digit."""
+    message = TextMessage()
+    message.setStringProperty("arabic", "\u0661.\u0665")  # 1.5 in Arabic-Indic digits
+    message.setStringProperty("whole", "\u0661\u0662")  # 12
+    with pytest.raises(jmspy.NumberFormatException, match="not a valid Java double"):
+        message.getDoubleProperty("arabic")
+    assert message.getIntProperty("whole") == 12
