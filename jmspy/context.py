@@ -27,6 +27,7 @@ from .connection import (
 )
 from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from .errors import (
+    IllegalStateException,
     IllegalStateRuntimeException,
     JMSException,
     JMSRuntimeException,
@@ -445,13 +446,14 @@ class JMSContext(JMSContextTwins):
                 )
             try:
                 self._session.close()
-            except BaseException:
+            except IllegalStateException:
                 # Refused before closing anything (called from the session's completion
-                # listener, rule JMS-40): the context stays open. Failed part way (the session
-                # is closed regardless): the context closes, and the connection it shares is
-                # released as on any close, or it would stay open for good.
-                if not self._session._closed:
-                    raise
+                # listener, rule JMS-40): the context stays open.
+                raise
+            except BaseException:
+                # Failed part way (the session is closed regardless): the context closes, and
+                # the connection it shares is released as on any close, or it would stay
+                # open for good.
                 self._closed = True
                 self._shared.release()
                 raise
