@@ -108,33 +108,35 @@ class SessionCompletions:
                     self._completions.clear()
                     self._completion_cv.notify_all()
                     break
-            error: BaseException | None
-            if completion.done():
-                error = completion.error
-            else:
-                error = self._timed_out(producer, completion, timeout_ms)
-            try:
-                if error is None:
-                    listener.onCompletion(message)
-                else:
-                    listener.onException(message, error)
-            except BaseException:  # noqa: BLE001 - the next callbacks must still run
-                log.exception("CompletionListener raised")
+            self._report(producer, completion, message, listener, timeout_ms)
             with self._completion_cv:
                 self._completions.popleft()
                 self._completion_cv.notify_all()
         for producer, completion, message, listener, _ in left:
-            if completion.done():
-                error = completion.error
+            self._report(producer, completion, message, listener, None)
+
+    def _report(
+        self,
+        producer: MessageProducer,
+        completion: NotifiedCompletion[None],
+        message: Any,
+        listener: Any,
+        timeout_ms: int | None,
+    ) -> None:
+        """Completion thread: the one callback of an asynchronous send (see _timed_out for
+        one without an outcome by its deadline, or by its session's close when
+        ``timeout_ms`` is None)."""
+        if completion.done():
+            error = completion.error
+        else:
+            error = self._timed_out(producer, completion, timeout_ms)
+        try:
+            if error is None:
+                listener.onCompletion(message)
             else:
-                error = self._timed_out(producer, completion, None)
-            try:
-                if error is None:
-                    listener.onCompletion(message)
-                else:
-                    listener.onException(message, error)
-            except BaseException:  # noqa: BLE001 - the next callbacks must still run
-                log.exception("CompletionListener raised")
+                listener.onException(message, error)
+        except BaseException:  # noqa: BLE001 - the next callbacks must still run
+            log.exception("CompletionListener raised")
 
     @staticmethod
     def _timed_out(

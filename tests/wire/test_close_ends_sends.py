@@ -7,6 +7,7 @@ close, and an asynchronous send gets exactly one CompletionListener callback."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ from .client_support import (
     wire_barrier,
 )
 from .conftest import PeerFactory
-from .peer import LinkScript
+from .peer import LinkScript, ScriptedPeer
 
 # Far above the bound below: a send that ends only at its jms.sendTimeout fails the test.
 SEND_TIMEOUT_MS = 30000
@@ -183,18 +184,44 @@ class _Listener:
         self.called.set()
 
 
-@pytest.mark.parametrize(("condition", "closer"), [(UNSETTLED, "producer"), (NO_CREDIT, "session")])
-def test_a_close_gives_an_asynchronous_send_exactly_one_callback(
-    make_peer: PeerFactory, clients: Clients, condition: str, closer: str
-) -> None:
+def _async_send(
+    make_peer: PeerFactory, clients: Clients, condition: str, **options: Any
+) -> tuple[Any, Any, Any, _Listener, ScriptedPeer]:
+    """A connection, session and producer with one asynchronous send on "q", blocked in
+    ``condition`` (written when UNSETTLED), and that send's listener."""
     peer = make_peer(links={"q": _script(condition)}, strict=False)
-    connection = clients.connect(peer, send_timeout=SEND_TIMEOUT_MS)
+    connection = clients.connect(peer, send_timeout=SEND_TIMEOUT_MS, **options)
     session = connection.createSession()
     producer = session.createProducer(session.createQueue("q"))
     listener = _Listener()
     producer.send(session.createTextMessage("async"), listener)
     if condition == UNSETTLED:
         peer.wait_for_transfers(1)
+    return connection, session, producer, listener, peer
+
+
+@contextlib.contextmanager
+def _busy_engine(connection: Any) -> Iterator[None]:
+    """Inside, the connection's engine thread is stuck in one long piece of work."""
+    engine_busy, release = threading.Event(), threading.Event()
+
+    def busy() -> None:
+        engine_busy.set()
+        release.wait(30)
+
+    connection._amqp.engine.submit(busy)
+    try:
+        assert engine_busy.wait(10), "the engine did not take the work"
+        yield
+    finally:
+        release.set()
+
+
+@pytest.mark.parametrize(("condition", "closer"), [(UNSETTLED, "producer"), (NO_CREDIT, "session")])
+def test_a_close_gives_an_asynchronous_send_exactly_one_callback(
+    make_peer: PeerFactory, clients: Clients, condition: str, closer: str
+) -> None:
+    connection, session, producer, listener, peer = _async_send(make_peer, clients, condition)
     written = len(peer.transfers)
     closed_at = time.monotonic()
     {"producer": producer, "session": session}[closer].close()
@@ -276,20 +303,10 @@ def test_a_producer_close_behind_a_busy_engine_keeps_to_the_close_timeout(
     producer = session.createProducer(session.createQueue("q"))
     blocked = _BlockedSend(lambda: producer.send(session.createTextMessage("stored?")))
     blocked.start()
-    engine_busy, release = threading.Event(), threading.Event()
-
-    def busy() -> None:
-        engine_busy.set()
-        release.wait(30)
-
-    connection._amqp.engine.submit(busy)  # the engine thread, stuck in some long work
-    try:
-        assert engine_busy.wait(10), "the engine did not take the work"
+    with _busy_engine(connection):
         began = time.monotonic()
         producer.close()
         took = time.monotonic() - began
-    finally:
-        release.set()
     # The close waits close_timeout_s for its link work; it overran that by a second.
     assert took < close_timeout_s + 0.6, f"producer.close() took {took:.2f} s"
     _assert_ended_by_close(blocked, began, UNSETTLED, "producer")
@@ -304,27 +321,12 @@ def test_a_session_close_behind_a_busy_engine_gives_each_asynchronous_send_one_c
     no outcome yet (its listener never heard of it). Now it reports it at once, as withdrawn
     (never written: not sent) or of unknown outcome, and only once, also after the engine
     gets to ending the send."""
-    peer = make_peer(links={"q": _script(condition)}, strict=False)
-    connection = clients.connect(peer, send_timeout=SEND_TIMEOUT_MS, close_timeout=1000)
-    session = connection.createSession()
-    producer = session.createProducer(session.createQueue("q"))
-    listener = _Listener()
-    producer.send(session.createTextMessage("async"), listener)
-    if condition == UNSETTLED:
-        peer.wait_for_transfers(1)
-    engine_busy, release = threading.Event(), threading.Event()
-
-    def busy() -> None:
-        engine_busy.set()
-        release.wait(30)
-
-    connection._amqp.engine.submit(busy)
-    try:
-        assert engine_busy.wait(10), "the engine did not take the work"
+    connection, session, _, listener, _ = _async_send(
+        make_peer, clients, condition, close_timeout=1000
+    )
+    with _busy_engine(connection):
         session.close()
         assert listener.called.wait(ENDS_WITHIN_S), "the callback was dropped"
-    finally:
-        release.set()
     wire_barrier(connection)  # the engine has ended the send by now: no second callback
     ((kind, error),) = listener.calls
     assert kind == "exception", listener.calls

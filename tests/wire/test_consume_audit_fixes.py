@@ -36,37 +36,24 @@ def clients() -> Iterator[Clients]:
     yield from clients_fixture()
 
 
-def test_receive_without_a_timeout_pulls_a_message_without_prefetch(
-    peer: ScriptedPeer, clients: Clients
+@pytest.mark.parametrize("timeout", [None, 60_000], ids=["no-timeout", "60s"])
+def test_receive_pulls_a_message_at_once_without_prefetch(
+    peer: ScriptedPeer, clients: Clients, timeout: int | None
 ) -> None:
+    """receive() never returned; receive(60000) got the message only from the drain at the
+    end of its timeout."""
     peer.enqueue("q", AmqpMessage(body="on the broker"), tag=b"t1")
     connection = clients.connect(peer, start=True, query=NO_PREFETCH)
     session = connection.createSession()
     consumer = session.createConsumer(session.createQueue("q"))
     received: list[Any] = []
-    done, errors = in_thread(lambda: received.append(consumer.receive()))
+    done, errors = in_thread(lambda: received.append(consumer.receive(timeout)))
     if not done.wait(10):
-        consumer.close()  # ends the receive that would wait for good
+        consumer.close()  # ends the receive that would wait on
     assert done.wait(10) and not errors, errors
     assert received[0] is not None and received[0].getText() == "on the broker"
     attach = peer.wait_for_attach("q", role="receiver")
     assert [f.link_credit for f in peer.flows if f.link_name == attach.name] == [1]
-
-
-def test_receive_with_a_timeout_pulls_at_once_without_prefetch(
-    peer: ScriptedPeer, clients: Clients
-) -> None:
-    """The message came only with the drain at the end of the timeout (60 s here)."""
-    peer.enqueue("q", AmqpMessage(body="on the broker"), tag=b"t1")
-    connection = clients.connect(peer, start=True, query=NO_PREFETCH)
-    session = connection.createSession()
-    consumer = session.createConsumer(session.createQueue("q"))
-    received: list[Any] = []
-    done, _ = in_thread(lambda: received.append(consumer.receive(60_000)))
-    if not done.wait(10):
-        consumer.close()
-    assert done.wait(10)
-    assert received[0] is not None and received[0].getText() == "on the broker"
 
 
 def test_a_listener_pulls_one_message_at_a_time_without_prefetch(
