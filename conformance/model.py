@@ -38,6 +38,15 @@ class CheckFailure(Exception):
         self.evidence = list(evidence or [])
 
 
+class BrokerDeviation(Exception):
+    """Raised inside a check (from a helper deep in it) when the broker, not jmspy, made the
+    scenario impossible to finish as written; the run records ``verdict``, a deviation."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict.summary)
+        self.verdict = verdict
+
+
 class Verdict(BaseModel):
     """What a check function returns (a failure is raised as :class:`CheckFailure` instead)."""
 

@@ -17,6 +17,7 @@ import collections
 import threading
 import time
 import uuid
+import weakref
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,7 +25,7 @@ import jmspy
 
 from ..context import CheckContext, _factory
 from ..faultproxy import FaultProxy
-from ..model import CheckFailure, Verdict, deviation, passed
+from ..model import BrokerDeviation, CheckFailure, Verdict, deviation, passed
 from ..registry import check
 from ._support import send_texts, text_of
 
@@ -109,6 +110,7 @@ def _crash(ctx: CheckContext) -> None:
         f"broker killed in {timings.get('kill', 0.0):.1f} s and restarted in "
         f"{timings.get('restart', 0.0):.1f} s"
     )
+    _check_queues_survived(ctx)
 
 
 def _expect_reconnect(ctx: CheckContext, events: _Events) -> None:
@@ -129,7 +131,33 @@ def _durable_queue(ctx: CheckContext, tag: str = "q") -> str:
         return name  # Artemis: auto-created queues are durable
     declare(name, durable=True)
     ctx.on_close(lambda: broker.delete_queue(name))
+    _DECLARED.setdefault(ctx, []).append(name)
     return f"/amq/queue/{name}"
+
+
+# The durable queues each check declared through the broker's own tools (RabbitMQ): after a
+# crash, _crash asks the broker whether they are still there.
+_DECLARED: weakref.WeakKeyDictionary[CheckContext, list[str]] = weakref.WeakKeyDictionary()
+
+
+def _check_queues_survived(ctx: CheckContext) -> None:
+    """A durable queue the broker no longer has after its restart is the broker's loss:
+    every later step of the check would fail on it (NOT_FOUND), so the check ends there as a
+    deviation, with the broker's own word (its queue listing) as evidence."""
+    depth = getattr(ctx.target.broker, "queue_depth", None)
+    if depth is None:
+        return
+    lost = [name for name in _DECLARED.get(ctx, []) if depth(name) is None]
+    if lost:
+        raise BrokerDeviation(
+            deviation(
+                f"the broker lost {len(lost)} durable queue(s) declared before the kill -9: "
+                "they are not in its queue listing after the restart, so what was on them "
+                "and what was sent to them since is gone with them",
+                observed=f"missing after the restart: {lost}",
+                expected="durable queues and their persistent messages survive a crash",
+            )
+        )
 
 
 def _send(ctx: CheckContext, queue: str, texts: list[str]) -> None:
