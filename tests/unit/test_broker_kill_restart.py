@@ -8,6 +8,7 @@ real broker takes; tests/failover checks the same with Artemis and RabbitMQ.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -251,6 +252,7 @@ def test_a_stopped_or_detached_broker_ends_its_watchdog_and_a_detached_one_lives
     stand_in.restart(timeout=20)
     watchdog = stand_in._watchdog
     assert watchdog is not None
+    home = stand_in.home
     pgid = stand_in.detach()
     try:
         # The watchdog has ended (a watchdog that misread the detach stops the group first).
@@ -258,3 +260,4 @@ def test_a_stopped_or_detached_broker_ends_its_watchdog_and_a_detached_one_lives
         assert process_group_alive(pgid), "the detached broker was stopped"
     finally:
         os.killpg(pgid, signal.SIGKILL)
+        shutil.rmtree(home, ignore_errors=True)  # a detached broker's directory is not ours
