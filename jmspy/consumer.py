@@ -591,7 +591,7 @@ class MessageConsumer(
         """A consumer without prefetch (jms.prefetchPolicy 0) holds no credit: one credit is
         granted for each message a receive() or the listener waits for, as Qpid JMS pulls."""
         if self._receiver.prefetch == 0 and not self._closed and self._failure is None:
-            self._receiver.pull(None)
+            self._receiver.pull()
 
     def _release_prefetch(self) -> None:
         """Stop the credit and give every buffered, undelivered message back to the broker

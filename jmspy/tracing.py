@@ -88,16 +88,21 @@ def _quietly(what: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T 
     try:
         return call(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - whatever the SDK raises stays out of messaging
-        first = what not in _failures_logged
-        _failures_logged.add(what)
-        log.log(
-            logging.WARNING if first else logging.DEBUG,
-            "OpenTelemetry failed %s (%s: %s); messaging goes on, the span may be incomplete",
-            what,
-            type(exc).__name__,
-            exc,
-        )
+        _log_failure(what, exc)
         return None
+
+
+def _log_failure(what: str, exc: BaseException) -> None:
+    """Log an OpenTelemetry failure: the first of each kind at WARNING, later ones at DEBUG."""
+    first = what not in _failures_logged
+    _failures_logged.add(what)
+    log.log(
+        logging.WARNING if first else logging.DEBUG,
+        "OpenTelemetry failed %s (%s: %s); messaging goes on, the span may be incomplete",
+        what,
+        type(exc).__name__,
+        exc,
+    )
 
 
 class _Api:
@@ -121,7 +126,7 @@ def _load() -> _Api | None:
             _api = _Api()
         except Exception as exc:  # noqa: BLE001 - a broken install must not stop messaging
             if not isinstance(exc, ImportError):
-                _quietly("loading its API", _raise, exc)
+                _log_failure("loading its API", exc)
                 return None
             if not _api_missing_logged:
                 _api_missing_logged = True
@@ -131,10 +136,6 @@ def _load() -> _Api | None:
                 )
             return None
     return _api
-
-
-def _raise(exc: BaseException) -> None:
-    raise exc
 
 
 def available() -> bool:

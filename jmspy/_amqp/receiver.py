@@ -317,8 +317,9 @@ class AmqpReceiver(ReceiverSettlement, _LinkBase):
         with self._credit_lock:
             self._credit_to_return -= 1
 
-    def pull(self, timeout_ms: int | None) -> None:
-        """Grant one credit (prefetch 0 consumers) and, with a timeout, drain after it."""
+    def pull(self) -> None:
+        """Grant one credit (prefetch 0 consumers) unless the link holds some; a receive
+        with a timeout drains it at the end (see drain)."""
 
         def do_flow() -> None:
             if self.closed or self.failure is not None:
