@@ -281,9 +281,16 @@ class MessageConsumer(
             self._port.connection_port.notify_closed_by_broker("consumer", self, error)
 
     def _on_link_closed(self, error: JMSException) -> None:
+        """Engine thread: the broker closed the link. What it sent on it and the application
+        never saw goes back to the broker with the link (it redelivers it), so it is dropped
+        here, as Qpid JMS does: handed out, it would be delivered twice, and its
+        acknowledgement could not reach the broker. Presettled messages are kept, as in
+        _on_interrupted: the broker will not send them again."""
         with self._cv:
             if self._failure is None:
                 self._failure = error
+            if not self._presettled:
+                self._buffer.clear()
             self._cv.notify_all()
         if self._arrival_hook is not None:
             self._arrival_hook()

@@ -408,3 +408,33 @@ def test_a_session_ended_on_every_re_attach_fails_its_links_after_the_bound(
         producer.send(ended.createTextMessage("nowhere"))
     _listener_threads_done()
     assert heard.failures == []
+
+
+@pytest.mark.parametrize("listener", [False, True], ids=["receive", "listener"])
+def test_messages_prefetched_on_a_link_the_broker_closed_are_not_handed_out(
+    peer: ScriptedPeer, clients: Clients, listener: bool
+) -> None:
+    # The broker takes back what it sent on a link it detaches (it redelivers it elsewhere):
+    # handing those messages out, and acknowledging them on a link that no longer exists,
+    # would deliver them twice. Qpid JMS drops them and fails the consumer.
+    connection, heard, session = _listened(clients, peer)  # not started: they stay buffered
+    consumer = session.createConsumer(session.createQueue("orders"))
+    got: list[Any] = []
+    if listener:
+        consumer.setMessageListener(got.append)
+    attach = peer.wait_for_attach("orders", role="receiver")
+    for i in range(3):
+        peer.enqueue("orders", AmqpMessage(body=f"m{i}"))
+    wait_until(lambda: consumer.getPrefetchedCount() == 3, what="three prefetched messages")
+
+    peer.close_link(attach.name, "amqp:resource-deleted", "queue orders deleted")
+    heard.wait()
+    connection.start()
+
+    assert consumer.getPrefetchedCount() == 0
+    if not listener:
+        with pytest.raises(jmspy.IllegalStateException, match="queue orders deleted"):
+            consumer.receive(1000)
+    wire_barrier(connection)
+    assert got == []
+    assert [d for d in peer.dispositions if d.role == "receiver"] == []
