@@ -63,6 +63,8 @@ class _Consumer(Protocol):
 
     def _failed_deliveries(self, inbounds: list[InboundDelivery]) -> None: ...
 
+    def _redeliver_locally(self, inbounds: list[InboundDelivery]) -> None: ...
+
     def _deliver_batch(self, listener: BatchListenerLike, batch: list[InboundDelivery]) -> None: ...
 
     def _flush_lazy_acks(self) -> None: ...
@@ -129,6 +131,9 @@ class BatchDelivery:
             # Consumed as handed over (JMS-68); the link is presettled, nothing goes on the wire.
             self._receiver.settle_many(batch, "accepted")
         failed = False
+        # A recover() from onMessages asks for the batch again in AUTO and DUPS_OK mode, as
+        # from onMessage (the session tracks the call through the batch's first message).
+        session.begin_listener_delivery(batch[0])
         self._listener_thread = threading.current_thread()
         try:
             if hasattr(listener, "onMessages"):
@@ -143,7 +148,15 @@ class BatchDelivery:
                 f"from {self._destination}",
             )
         finally:
+            session.end_listener_delivery()
             self._listener_thread = None
+        if (
+            mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
+            and not self._closed
+            and session.take_recover_request()
+        ):
+            self._redeliver_locally(batch)
+            return
         if mode == AUTO_ACKNOWLEDGE:
             if failed:
                 self._failed_deliveries(batch)

@@ -125,3 +125,30 @@ def test_a_dups_ok_batch_listener_acknowledges_once_idle(
     wait_until(lambda: len(got) == 3, timeout=10, what="the three messages delivered")
     for i in range(3):  # no later traffic: the acknowledgement must come by itself
         assert wait_for_disposition(peer, f"t{i}".encode(), timeout=10).settled
+
+
+@pytest.mark.parametrize("mode", [jmspy.AUTO_ACKNOWLEDGE, jmspy.DUPS_OK_ACKNOWLEDGE])
+def test_recover_inside_a_batch_listener_delivers_the_batch_again(
+    peer: ScriptedPeer, clients: Clients, mode: int
+) -> None:
+    # As for onMessage (JMS 2.0 section 6.2.10): in AUTO and DUPS_OK mode a recover() from the
+    # listener redelivers what it was given, flagged, instead of acknowledging it.
+    connection = clients.connect(peer)
+    session = connection.createSession(mode)
+    consumer = session.createConsumer(session.createQueue("q"))
+    calls: list[list[tuple[str, bool]]] = []
+
+    def on_messages(messages: list[Any]) -> None:
+        calls.append([(m.getText(), m.getJMSRedelivered()) for m in messages])
+        if len(calls) == 1:
+            session.recover()
+
+    consumer.setBatchMessageListener(on_messages, 3, 0)
+    for i in range(3):
+        peer.enqueue("q", AmqpMessage(body=f"m{i}"), tag=f"t{i}".encode())
+    wait_until(lambda: consumer.getPrefetchedCount() == 3, what="three buffered messages")
+    connection.start()
+    wait_until(lambda: len(calls) == 2, timeout=10, what="the batch delivered again")
+    assert calls == [[(f"m{i}", False) for i in range(3)], [(f"m{i}", True) for i in range(3)]]
+    for i in range(3):  # acknowledged once, after the second delivery
+        assert wait_for_disposition(peer, f"t{i}".encode(), timeout=10).kind == "accepted"
