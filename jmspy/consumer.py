@@ -16,8 +16,12 @@ from ._async_receive import AsyncReceiveSupport
 from ._limits import check_receive_timeout
 from ._modes import (
     ACKNOWLEDGED_BY_APPLICATION,
+    ARTEMIS_PRE_ACKNOWLEDGE,
     AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
+    INDIVIDUAL_ACKNOWLEDGE,
+    NO_ACKNOWLEDGE,
     NOT_ACKNOWLEDGED,
     SESSION_TRANSACTED,
 )
@@ -52,6 +56,19 @@ __all__ = [
 
 
 log = logging.getLogger("jmspy.consumer")
+
+# What becomes of a message whose listener raised, by session mode (logged with the error).
+_REDELIVERED = "redelivered under the redelivery policy"
+_UNACKNOWLEDGED = "left unacknowledged: recover() or closing the session delivers it again"
+_AFTER_LISTENER_FAILURE = {
+    AUTO_ACKNOWLEDGE: _REDELIVERED,
+    DUPS_OK_ACKNOWLEDGE: _REDELIVERED,
+    CLIENT_ACKNOWLEDGE: _UNACKNOWLEDGED,
+    INDIVIDUAL_ACKNOWLEDGE: _UNACKNOWLEDGED,
+    SESSION_TRANSACTED: "part of the transaction: commit() or rollback() decides its fate",
+    ARTEMIS_PRE_ACKNOWLEDGE: "consumed already (no-acknowledge mode): it does not come again",
+    NO_ACKNOWLEDGE: "consumed already (no-acknowledge mode): it does not come again",
+}
 
 
 class MessageListener(Protocol):
@@ -327,11 +344,11 @@ class MessageConsumer(
     # ---- listener delivery (the redelivery handling is in consumer_redelivery.py) ----------
 
     def _listener_failed(self, exc: BaseException, what: str) -> None:
-        """A listener raised: a failed delivery (redelivered under the policy). Anything,
+        """A listener raised: logged with what becomes of the message in this mode. Anything,
         SystemExit included, is caught so the session's dispatch thread carries on; a
         KeyboardInterrupt, which the application cannot see on this thread otherwise, also
         goes to the ExceptionListener."""
-        log.error("%s; redelivered under the redelivery policy", what, exc_info=exc)
+        log.error("%s; %s", what, _AFTER_LISTENER_FAILURE[self._port.mode], exc_info=exc)
         if isinstance(exc, KeyboardInterrupt):
             self._port.connection_port.notify_exception_listener(
                 JMSException(f"{what}; the delivery counts as failed", linked=exc)

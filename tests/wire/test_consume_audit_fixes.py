@@ -3,7 +3,8 @@ listener (it got nothing unless receive() had a timeout, and then only at the ti
 receiveBody with the wrong body type keeps the credit window (it widened by one per call) and,
 in a transaction, counts the message as received (JMS 2.0 section 8.6, rule JMS-64); a
 DUPS_OK batch listener acknowledges its batches once idle (BL-10), not at a later turn that
-may never come."""
+may never come; recover() from a batch listener delivers the batch again; a listener that
+raises is logged with what becomes of its message in the session's mode."""
 
 from __future__ import annotations
 
@@ -152,3 +153,39 @@ def test_recover_inside_a_batch_listener_delivers_the_batch_again(
     assert calls == [[(f"m{i}", False) for i in range(3)], [(f"m{i}", True) for i in range(3)]]
     for i in range(3):  # acknowledged once, after the second delivery
         assert wait_for_disposition(peer, f"t{i}".encode(), timeout=10).kind == "accepted"
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        (jmspy.AUTO_ACKNOWLEDGE, "redelivered under the redelivery policy"),
+        (jmspy.CLIENT_ACKNOWLEDGE, "left unacknowledged"),
+        (jmspy.SESSION_TRANSACTED, "commit() or rollback() decides"),
+    ],
+)
+def test_a_listener_that_raises_is_logged_with_what_becomes_of_its_message(
+    peer: ScriptedPeer,
+    coordinator: Coordinator,
+    clients: Clients,
+    caplog: pytest.LogCaptureFixture,
+    mode: int,
+    said: str,
+) -> None:
+    connection = clients.connect(peer, start=True)
+    session = connection.createSession(mode)
+    consumer = session.createConsumer(session.createQueue("q"))
+
+    def on_message(message: Any) -> None:
+        raise RuntimeError("listener bug")
+
+    with caplog.at_level("ERROR", logger="jmspy.consumer"):
+        consumer.setMessageListener(on_message)
+        peer.enqueue("q", AmqpMessage(body="m0"))
+        wait_until(lambda: _listener_errors(caplog), timeout=10, what="the error logged")
+    (record,) = _listener_errors(caplog)[:1]
+    assert said in record.getMessage()
+    assert ("redelivered" in record.getMessage()) == (mode == jmspy.AUTO_ACKNOWLEDGE)
+
+
+def _listener_errors(caplog: pytest.LogCaptureFixture) -> list[Any]:
+    return [r for r in caplog.records if "MessageListener raised" in r.getMessage()]
