@@ -226,8 +226,12 @@ class StreamMessage(Message, StreamMessageTwins):
             raise MessageNotReadableException(
                 "StreamMessage body is write-only: call reset() before reading"
             )
-        if buffer is None:
-            raise TypeError("readBytes needs a bytearray buffer")
+        if not _writable_bytes(buffer):
+            # Checked before anything moves: the item stays unread for a retry.
+            raise TypeError(
+                f"readBytes needs a writable byte buffer such as a bytearray, got "
+                f"{type(buffer).__name__}"
+            )
         if self._bytes_remaining == _NO_BYTES_IN_FLIGHT:
             idx = self._ridx
             if idx >= len(self._items):
@@ -373,3 +377,13 @@ class StreamMessage(Message, StreamMessageTwins):
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def _writable_bytes(buffer: object) -> bool:
+    """Whether readBytes can copy into ``buffer``: a bytearray, or a writable one-dimensional
+    byte-sized memoryview (bytes and other read-only buffers cannot take the copy)."""
+    if isinstance(buffer, bytearray):
+        return True
+    if not isinstance(buffer, memoryview):
+        return False
+    return not buffer.readonly and buffer.ndim == 1 and buffer.itemsize == 1

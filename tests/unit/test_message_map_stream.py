@@ -333,3 +333,18 @@ def test_map_set_object_rejects(value: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unusable", [None, b"12345678", memoryview(b"12345678"), [0] * 8])
+def test_stream_read_bytes_into_an_unwritable_buffer_leaves_the_item_unread(
+    unusable: object,
+) -> None:
+    m = StreamMessage()
+    m.writeBytes(b"abc")
+    m.reset()
+    with pytest.raises(TypeError, match="writable byte buffer"):
+        m.readBytes(unusable)  # type: ignore[arg-type]
+    assert m.readObject() == b"abc"
+    view = memoryview(bytearray(2))
+    m.reset()
+    assert m.readBytes(view) == 2 and bytes(view) == b"ab"
