@@ -426,14 +426,38 @@ class RabbitMQBroker(LocalBroker[RabbitMQInstallation]):
             json.dumps(dict(definition)),
         )
 
-    def queue_depth(self, name: str) -> int | None:
-        """Messages ready plus unacknowledged in queue ``name``; None when it does not exist."""
-        done = self.rabbitmqctl("list_queues", "--no-table-headers", "--quiet", "name", "messages")
+    def queue_states(self) -> dict[str, tuple[str, int | None]]:
+        """Every queue's state (``running``; ``crashed``, ``down``, ``stopped`` when its process
+        is not running) and its messages ready plus unacknowledged (None when the node cannot
+        count them: the queue's process is not running)."""
+        done = self.rabbitmqctl(
+            "list_queues", "--no-table-headers", "--quiet", "name", "state", "messages"
+        )
+        states: dict[str, tuple[str, int | None]] = {}
         for line in done.stdout.splitlines():
-            parts = line.rsplit("\t", 1)
-            if len(parts) == 2 and parts[0] == name:
-                return int(parts[1])
-        return None
+            parts = line.rsplit("\t", 2)
+            if len(parts) == 3:
+                name, state, messages = parts
+                states[name] = (state, int(messages) if messages.strip().isdigit() else None)
+        return states
+
+    def queue_state(self, name: str) -> str | None:
+        """The state of queue ``name`` (see :meth:`queue_states`); None when it does not exist."""
+        found = self.queue_states().get(name)
+        return None if found is None else found[0]
+
+    def queue_depth(self, name: str) -> int | None:
+        """Messages ready plus unacknowledged in queue ``name``; None when it does not exist.
+
+        Raises BrokerProvisioningError when the queue exists but its process is not running
+        (the node cannot count its messages)."""
+        found = self.queue_states().get(name)
+        if found is None:
+            return None
+        state, messages = found
+        if messages is None:
+            raise BrokerProvisioningError(f"queue {name!r} is {state}: its messages are unknown")
+        return messages
 
     def purge_queue(self, name: str) -> None:
         self.rabbitmqctl("purge_queue", name)

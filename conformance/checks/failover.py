@@ -37,6 +37,9 @@ FO_LIMIT_S = 300.0
 RECONNECT_S = 60.0
 #: A bound for receiving what is expected after the reconnect.
 RECEIVE_S = 60.0
+#: How long a durable queue the broker lists as not running after its restart may take to
+#: come back before the check ends as the broker's deviation.
+RECOVERY_S = 30.0
 
 
 class _Events:
@@ -141,23 +144,44 @@ _DECLARED: weakref.WeakKeyDictionary[CheckContext, list[str]] = weakref.WeakKeyD
 
 
 def _check_queues_survived(ctx: CheckContext) -> None:
-    """A durable queue the broker no longer has after its restart is the broker's loss:
+    """A durable queue the broker did not bring back after its restart is the broker's loss:
     every later step of the check would fail on it (NOT_FOUND), so the check ends there as a
-    deviation, with the broker's own word (its queue listing) as evidence."""
-    depth = getattr(ctx.target.broker, "queue_depth", None)
-    if depth is None:
+    deviation, with the broker's own word (its queue listing) as evidence.
+
+    RabbitMQ lists a queue it recovered as ``running``; one whose process did not come back
+    (``crashed``, ``down``...) is refused like a missing one. A queue still restarting gets
+    until RECOVERY_S to come back."""
+    state_of = getattr(ctx.target.broker, "queue_state", None)
+    if state_of is None:
         return
-    lost = [name for name in _DECLARED.get(ctx, []) if depth(name) is None]
+    declared = _DECLARED.get(ctx, [])
+    deadline = time.monotonic() + RECOVERY_S
+    while True:
+        states = {name: state_of(name) for name in declared}
+        unrecovered = {name: state for name, state in states.items() if state != "running"}
+        if not unrecovered or time.monotonic() > deadline:
+            break
+        if all(state is None for state in unrecovered.values()):
+            break  # missing queues do not come back by themselves
+        time.sleep(0.5)  # polled against the deadline: the node gives no event for it
+    if not unrecovered:
+        return
+    lost = sorted(name for name, state in unrecovered.items() if state is None)
+    down = {name: state for name, state in unrecovered.items() if state is not None}
+    observed = []
     if lost:
-        raise BrokerDeviation(
-            deviation(
-                f"the broker lost {len(lost)} durable queue(s) declared before the kill -9: "
-                "they are not in its queue listing after the restart, so what was on them "
-                "and what was sent to them since is gone with them",
-                observed=f"missing after the restart: {lost}",
-                expected="durable queues and their persistent messages survive a crash",
-            )
+        observed.append(f"missing after the restart: {lost}")
+    if down:
+        observed.append(f"listed but not running {RECOVERY_S:.0f} s after the restart: {down}")
+    raise BrokerDeviation(
+        deviation(
+            f"the broker did not recover {len(unrecovered)} durable queue(s) declared before "
+            "the kill -9, so what was on them and what was sent to them since is gone with "
+            "them",
+            observed="; ".join(observed),
+            expected="durable queues and their persistent messages survive a crash",
         )
+    )
 
 
 def _send(ctx: CheckContext, queue: str, texts: list[str]) -> None:

@@ -221,10 +221,20 @@ def test_rabbitmq_durable_queue_survives_kill_and_restart(unique_name: str) -> N
         assert not _processes_mentioning(str(base))
         rabbit.restart(timeout=RESTART_TIMEOUT)
         assert rabbit.port == port and rabbit.pid != old_pid
-        # After a crash the node accepts connections before it has recovered every durable
-        # queue; an attach to one still recovering is not answered. Poll until one is (a
-        # deadline, not a sleep): the test is about what the queue holds once it is back.
+        # The node lists the queue as running once it has recovered it. One it lost, or whose
+        # process did not come back, is refused (amqp:not-found, ending the session, so the
+        # attach below would only time out): say which, on the first line of the failure.
         deadline = time.monotonic() + RESTART_TIMEOUT
+        while (state := rabbit.queue_state(queue)) != "running":
+            if time.monotonic() > deadline:
+                errors = [line for line in rabbit.log_tail(400).splitlines() if "[error]" in line]
+                raise AssertionError(
+                    f"the durable queue is {state or 'missing'} {RESTART_TIMEOUT:.0f} s after "
+                    f"the restart; node errors: {errors[:5]}\nnode log:\n{rabbit.log_tail(80)}"
+                )
+            time.sleep(0.5)  # polled against the deadline: the node gives no event for it
+        # An attach may still go unanswered for a moment after that: poll (a deadline, not a
+        # sleep): the test is about what the queue holds once it is back.
         while True:
             conn = connect()
             try:

@@ -1,7 +1,8 @@
 """A durable queue the broker lost in a crash ends a failover check as a deviation (the
 broker's loss, with its own queue listing as evidence), not as jmspy's failure: the CI's
 RabbitMQ column failed FO-1 and FO-2 with NOT_FOUND for queues declared durable before a
-kill -9 on a busy machine."""
+kill -9 on a busy machine. A queue the broker lists but whose process did not come back
+(RabbitMQ's ``crashed``) is refused the same way."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ class _Context:
 
     check_id = "FO-X"
 
-    def __init__(self, queues: dict[str, int]) -> None:
-        self.target = SimpleNamespace(broker=SimpleNamespace(queue_depth=queues.get))
+    def __init__(self, queues: dict[str, str]) -> None:
+        self.target = SimpleNamespace(broker=SimpleNamespace(queue_state=queues.get))
         self.closed = False
 
     def close(self) -> None:
@@ -28,7 +29,7 @@ class _Context:
 
 
 def test_a_queue_lost_in_the_crash_is_a_broker_deviation() -> None:
-    ctx: Any = _Context({"kept": 3})
+    ctx: Any = _Context({"kept": "running"})
     failover._DECLARED[ctx] = ["kept", "lost"]
     with pytest.raises(BrokerDeviation) as raised:
         failover._check_queues_survived(ctx)
@@ -38,9 +39,30 @@ def test_a_queue_lost_in_the_crash_is_a_broker_deviation() -> None:
 
 
 def test_queues_that_survived_let_the_check_go_on() -> None:
-    ctx: Any = _Context({"kept": 0})
+    ctx: Any = _Context({"kept": "running"})
     failover._DECLARED[ctx] = ["kept"]
     failover._check_queues_survived(ctx)  # no exception
+
+
+def test_a_queue_whose_process_did_not_come_back_is_a_broker_deviation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(failover, "RECOVERY_S", 0.0)
+    ctx: Any = _Context({"kept": "running", "broken": "crashed"})
+    failover._DECLARED[ctx] = ["kept", "broken"]
+    with pytest.raises(BrokerDeviation) as raised:
+        failover._check_queues_survived(ctx)
+    assert raised.value.verdict.observed == (
+        "listed but not running 0 s after the restart: {'broken': 'crashed'}"
+    )
+
+
+def test_a_queue_still_recovering_is_waited_for() -> None:
+    states = iter(["down", "down", "running"])
+    ctx: Any = _Context({})
+    ctx.target.broker.queue_state = lambda name: next(states)
+    failover._DECLARED[ctx] = ["slow"]
+    failover._check_queues_survived(ctx)  # no exception: it came back in time
 
 
 def test_the_runner_records_a_raised_deviation_as_the_checks_verdict() -> None:
