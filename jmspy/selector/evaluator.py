@@ -135,29 +135,47 @@ def _value_of(node: _Node) -> ValueFn:
             return _header_reader(node.name)
         return _property_reader(node.name)
     if isinstance(node, _Arith):
-        return _arith(node.op, _value(node.left), _value(node.right))
+        return _arith_chain(node)
     if isinstance(node, _Neg):
         return _negate(node.op, _value(node.operand))
     cond = _cond_of(node)
     return lambda m: (_BOOLEAN, cond(m))
 
 
-def _arith(op: str, left: ValueFn, right: ValueFn) -> ValueFn:
-    impl = _ARITH[op]
+def _arith_chain(node: _Arith) -> ValueFn:
+    """Compile the left-deep run of arithmetic under ``node`` (``a + b - c * d ...``, which
+    the parser builds left-associative) into one loop over its operands: a nested call per
+    operator would overflow Python's recursion limit on a flat sum of a thousand terms.
+
+    A constant chain is walked to its end (it is folded as a whole); otherwise the walk stops
+    at a constant part, which is folded on its own."""
+    steps: list[tuple[tuple[Callable[[Any, Any], TypedValue], ...], ValueFn]] = []
+    stop_at_const = not node.const
+    current: _Node = node
+    while isinstance(current, _Arith):
+        if stop_at_const and current is not node and current.const:
+            break
+        steps.append((_ARITH[current.op], _value(current.right)))
+        current = current.left
+    first = _value(current)
+    steps.reverse()
     rank = _RANK.get
 
     def arith(m: Message) -> TypedValue:
-        lt, lv = left(m)
-        if lv is None:
-            return _NULL
-        rt, rv = right(m)
-        if rv is None:
-            return _NULL
-        lr = rank(lt)
-        rr = rank(rt)
-        if lr is None or rr is None:
-            return _NULL  # arithmetic on a non-numeric value
-        return impl[lr if lr > rr else rr](lv, rv)
+        result = first(m)
+        for impl, right in steps:
+            lt, lv = result
+            if lv is None:
+                return _NULL
+            rt, rv = right(m)
+            if rv is None:
+                return _NULL
+            lr = rank(lt)
+            rr = rank(rt)
+            if lr is None or rr is None:
+                return _NULL  # arithmetic on a non-numeric value
+            result = impl[lr if lr > rr else rr](lv, rv)
+        return result
 
     return arith
 

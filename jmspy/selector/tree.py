@@ -68,13 +68,17 @@ class _Arith(_Node):
     op: str
     left: _Node
     right: _Node
+    # Worked out once, as the node is built: a flat sum of a thousand terms is a left-deep
+    # chain a thousand nodes long, and asking each node of it recursively would overflow.
+    is_const: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
         self.kind = "num"
+        self.is_const = self.left.const and self.right.const
 
     @property
     def const(self) -> bool:
-        return self.left.const and self.right.const
+        return self.is_const
 
 
 @dataclass(slots=True)

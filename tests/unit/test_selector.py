@@ -280,6 +280,22 @@ def test_deep_nesting() -> None:
         parse_selector("(" * 5000 + "t" + ")" * 5000)
 
 
+@pytest.mark.parametrize("terms", [1000, 5000])
+def test_a_long_flat_sum_is_no_nesting(terms: int) -> None:
+    # A flat chain of operators is one level of the grammar, however long: the parser builds it
+    # left-deep, and compiling or evaluating it node by node recursed once per operator.
+    mixed = " + ".join("a * 2 - a" if i % 2 else "a" for i in range(terms))
+    selector = parse_selector(f"{mixed} = {terms} AND 1{' + 1' * (terms - 1)} = {terms}")
+    assert selector is not None
+    message = TextMessage()
+    message.setIntProperty("a", 1)
+    assert selector.matches(message)
+    message.setIntProperty("a", 2)
+    assert not selector.matches(message)
+    message.clearProperties()
+    assert selector.evaluate(message) is None  # a missing operand is NULL: UNKNOWN
+
+
 # -- Java numeric helpers ---------------------------------------------------------------------
 
 
