@@ -245,7 +245,9 @@ class _Parser:
                     f"ESCAPE needs a one-character string literal, not {self.describe(etok)}",
                     etok.pos,
                 )
-            if len(etok.value) != 1:
+            # One Java char, as the brokers require: a character outside the Basic
+            # Multilingual Plane is two (a surrogate pair).
+            if len(etok.value) != 1 or ord(etok.value) > 0xFFFF:
                 raise self.fail(
                     f"the ESCAPE string must be exactly one character, not {etok.text}", etok.pos
                 )

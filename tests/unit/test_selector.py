@@ -249,6 +249,34 @@ def test_foreign_message(text: str, expected: bool) -> None:
     assert selector.evaluate(message) is expected  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("value", "pattern", "matches"),
+    [
+        ("\U0001f600", "_", True),
+        ("\U0001f600", "__", False),
+        ("a\U0001f600b", "a_b", True),
+        ("a\U0001f600b", "a%b", True),
+        ("x\U0001f600", "%\U0001f600", True),
+        ("\U0001f600\U0001f601", "\U0001f600_", True),
+    ],
+)
+def test_like_underscore_is_one_code_point(value: str, pattern: str, matches: bool) -> None:
+    # As the brokers evaluate it: Artemis, ActiveMQ and Broker-J turn '_' into a
+    # java.util.regex '.', which matches a whole character outside the Basic Multilingual
+    # Plane (a surrogate pair), not half of one.
+    selector = parse_selector(f"s LIKE '{pattern}'")
+    assert selector is not None
+    message = TextMessage()
+    message.setStringProperty("s", value)
+    assert selector.matches(message) is matches
+
+
+def test_like_escape_is_one_java_char() -> None:
+    # The brokers refuse an ESCAPE string whose Java length is not 1: an emoji is 2.
+    with pytest.raises(SelectorParseError, match="exactly one character"):
+        parse_selector("s LIKE 'a' ESCAPE '\U0001f600'")
+
+
 def test_like_has_no_catastrophic_backtracking() -> None:
     message = TextMessage()
     message.setStringProperty("s", "a" * 20_000)
