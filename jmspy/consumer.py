@@ -16,13 +16,6 @@ from ._async_receive import AsyncReceiveSupport
 from ._limits import check_receive_timeout
 from ._modes import (
     ACKNOWLEDGED_BY_APPLICATION,
-    ARTEMIS_PRE_ACKNOWLEDGE,
-    AUTO_ACKNOWLEDGE,
-    CLIENT_ACKNOWLEDGE,
-    DUPS_OK_ACKNOWLEDGE,
-    INDIVIDUAL_ACKNOWLEDGE,
-    NO_ACKNOWLEDGE,
-    NOT_ACKNOWLEDGED,
     SESSION_TRANSACTED,
 )
 from ._ports import ConsumerHooks
@@ -30,6 +23,7 @@ from ._twins.consumer import MessageConsumerTwins
 from .batch import BatchDelivery
 from .consumer_handover import HandOver
 from .consumer_link import plan_consumer_link
+from .consumer_listener import ListenerDelivery
 from .consumer_redelivery import FailoverRedeliveries, RedeliveryHandling
 from .destination import Destination
 from .errors import (
@@ -56,19 +50,6 @@ __all__ = [
 
 
 log = logging.getLogger("jmspy.consumer")
-
-# What becomes of a message whose listener raised, by session mode (logged with the error).
-_REDELIVERED = "redelivered under the redelivery policy"
-_UNACKNOWLEDGED = "left unacknowledged: recover() or closing the session delivers it again"
-_AFTER_LISTENER_FAILURE = {
-    AUTO_ACKNOWLEDGE: _REDELIVERED,
-    DUPS_OK_ACKNOWLEDGE: _REDELIVERED,
-    CLIENT_ACKNOWLEDGE: _UNACKNOWLEDGED,
-    INDIVIDUAL_ACKNOWLEDGE: _UNACKNOWLEDGED,
-    SESSION_TRANSACTED: "part of the transaction: commit() or rollback() decides its fate",
-    ARTEMIS_PRE_ACKNOWLEDGE: "consumed already (no-acknowledge mode): it does not come again",
-    NO_ACKNOWLEDGE: "consumed already (no-acknowledge mode): it does not come again",
-}
 
 
 class MessageListener(Protocol):
@@ -97,6 +78,7 @@ BatchListenerLike = BatchMessageListener | Callable[[list[Message]], Any]
 
 class MessageConsumer(
     BufferedDelivery,
+    ListenerDelivery,
     BatchDelivery,
     RedeliveryHandling,
     HandOver,
@@ -340,61 +322,6 @@ class MessageConsumer(
                 linked=self._failure,
             )
         self._port.check_closed()
-
-    # ---- listener delivery (the redelivery handling is in consumer_redelivery.py) ----------
-
-    def _listener_failed(self, exc: BaseException, what: str) -> None:
-        """A listener raised: logged with what becomes of the message in this mode. Anything,
-        SystemExit included, is caught so the session's dispatch thread carries on; a
-        KeyboardInterrupt, which the application cannot see on this thread otherwise, also
-        goes to the ExceptionListener."""
-        log.error("%s; %s", what, _AFTER_LISTENER_FAILURE[self._port.mode], exc_info=exc)
-        if isinstance(exc, KeyboardInterrupt):
-            self._port.connection_port.notify_exception_listener(
-                JMSException(f"{what}; the delivery counts as failed", linked=exc)
-            )
-
-    def _deliver_one(self, listener: ListenerLike, inbound: InboundDelivery) -> None:
-        """Session dispatch thread: deliver one message to the listener (BufferedDelivery
-        takes it from the buffer)."""
-        listener = self._tracing.process_listener(listener) if self._tracing else listener
-        session = self._port
-        mode = session.mode
-        message = inbound.message
-        if mode in ACKNOWLEDGED_BY_APPLICATION:
-            session.track_unacked(inbound)
-        elif mode == SESSION_TRANSACTED:
-            self._receiver.settle(inbound, "accepted", txn_id=session.txn_for_work()[0])
-        elif mode in NOT_ACKNOWLEDGED:
-            # Consumed as it is handed over, as Qpid JMS does (JMS-68): a listener that raises
-            # gets nothing again. The link is presettled: only local state is freed.
-            self._receiver.settle(inbound, "accepted")
-        session.begin_listener_delivery(inbound)
-        failed = False
-        self._listener_thread = threading.current_thread()
-        try:
-            if hasattr(listener, "onMessage"):
-                listener.onMessage(message)
-            else:
-                listener(message)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit etc. must not end dispatch
-            failed = True
-            self._listener_failed(
-                exc,
-                f"MessageListener raised {type(exc).__name__} on message "
-                f"{message.getJMSMessageID()} from {self._destination}",
-            )
-        finally:
-            session.end_listener_delivery()
-            self._listener_thread = None
-        if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
-            if not self._closed and session.take_recover_request():
-                self._redeliver_locally([inbound])
-            elif failed:
-                # A failed delivery: counted and redelivered under the redelivery policy.
-                self._failed_delivery(inbound)
-            else:
-                self._receiver.settle(inbound, "accepted")
 
     # ---- JMS API -------------------------------------------------------------------------------
 
