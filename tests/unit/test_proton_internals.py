@@ -14,18 +14,18 @@ import importlib
 import importlib.metadata
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import proton._wrapper as proton_wrapper
 from cproton import addressof
-from proton import Collector, Connection, Data, Delivery, Described, Event, Link, Transport, ulong
+from proton import Collector, Data, Delivery, Described, Event, Link, Transport, ulong
+from proton_pair_support import ProtonPair as _Pair
+from proton_pair_support import send_one as _send_one
 
 from jmspy._amqp import proton_internals
 from jmspy._amqp.proton_internals import (
     DeliveryHandle,
-    FreedEndpoints,
     HeldWrappers,
     OrphanedRefs,
     accept_and_settle,
@@ -162,68 +162,6 @@ def test_the_installed_proton_is_within_the_declared_bound() -> None:
     """pyproject.toml declares the releases this module was checked against."""
     version = tuple(int(p) for p in importlib.metadata.version("python-qpid-proton").split(".")[:2])
     assert (0, 39) <= version < (0, 41), version
-
-
-class _Pair:
-    """A client and a server proton connection joined in memory."""
-
-    def __init__(self) -> None:
-        self.collector = Collector()
-        self.client = Connection()
-        self.client.collect(self.collector)
-        self.server = Connection()
-        self.server_collector = Collector()
-        self.server.collect(self.server_collector)
-        self.client_transport = Transport()
-        self.client_transport.bind(self.client)
-        self.server_transport = Transport(Transport.SERVER)
-        self.server_transport.bind(self.server)
-
-    def pump(self) -> None:
-        for _ in range(20):
-            moved = _move(self.client_transport, self.server_transport)
-            moved += _move(self.server_transport, self.client_transport)
-            if not moved:
-                return
-
-    def open_link_pair(self) -> tuple[Link, Link]:
-        """A sender on the client and its receiver on the server, both active, 10 credits."""
-        self.client.open()
-        session = self.client.session()
-        session.open()
-        sender = session.sender("s")
-        sender.target.address = "q"
-        sender.open()
-        self.pump()
-        self.server.open()
-        server_session = self.server.session_head(0)
-        assert server_session is not None
-        server_session.open()
-        receiver = self.server.link_head(0)
-        assert receiver is not None and receiver.is_receiver
-        receiver.target.copy(receiver.remote_target)
-        receiver.open()
-        receiver.flow(10)
-        self.pump()
-        return sender, receiver
-
-
-def _move(source: Transport, sink: Transport) -> int:
-    pending = source.pending()
-    if pending <= 0:
-        return 0
-    data = source.peek(pending)
-    sink.push(data)
-    source.pop(len(data))
-    return len(data)
-
-
-def _send_one(pair: _Pair, sender: Link) -> Delivery:
-    delivery = sender.delivery(b"tag-1")
-    sender.send(b"payload")
-    sender.advance()
-    pair.pump()
-    return delivery
 
 
 def test_dispatch_events_hands_delivery_events_to_the_shortcut_and_pops_them() -> None:
@@ -652,152 +590,3 @@ def test_settling_releases_each_handle_on_the_calling_thread() -> None:
     assert [d.remote_state for d in sent] == [Delivery.ACCEPTED, Delivery.ACCEPTED, 0x34]
     assert all(d.settled for d in sent)
     assert receiver.unsettled == 0
-
-
-class _Marker:
-    """Hung on a proton object's record: it goes when proton finalizes the object."""
-
-
-def _closed_link_pair(pair: _Pair) -> tuple[Link, Link]:
-    sender, receiver = pair.open_link_pair()
-    sender.close()
-    pair.pump()
-    receiver.close()
-    pair.pump()
-    closed = Link.LOCAL_CLOSED | Link.REMOTE_CLOSED
-    assert sender.state & closed == closed
-    return sender, receiver
-
-
-def _end_session_at_both_ends(pair: _Pair, session: Any) -> None:
-    session.close()
-    pair.pump()
-    server_session = pair.server.session_head(0)
-    assert server_session is not None
-    server_session.close()
-    pair.pump()
-
-
-def _on_another_thread(work: Any) -> None:
-    thread = threading.Thread(target=work)
-    thread.start()
-    thread.join(10)
-    assert not thread.is_alive()
-
-
-def test_pn_refcount_counts_the_wrappers_of_an_object() -> None:
-    pair = _Pair()
-    sender, _ = pair.open_link_pair()
-    ref = proton_internals._address(sender._impl)
-    before = proton_internals._refcount(ref)
-    another = Link.wrap(sender._impl)
-    assert proton_internals._refcount(ref) == before + 1
-    del another
-    assert proton_internals._refcount(ref) == before
-
-
-def _dispatch(pair: _Pair) -> None:
-    dispatch_events(collector_ref(pair.collector), None, lambda event: None)
-
-
-def test_a_link_is_freed_and_goes_on_the_engine_thread_once_nothing_else_holds_it() -> None:
-    pair = _Pair()
-    sender, _ = _closed_link_pair(pair)
-    sender.marker = _Marker()
-    gone = weakref.ref(sender.marker)
-    freed = FreedEndpoints(pair.client)
-    assert freed.free_link(sender)
-    assert len(freed) == 1
-    _dispatch(pair)
-    freed.reap()
-    assert len(freed) == 1 and gone() is not None, "freed while a wrapper still holds it"
-    holder = [sender]
-    del sender
-    # The application drops the last wrapper on its own thread: the link is not freed yet, so
-    # its session keeps it, and nothing is destroyed there.
-    _on_another_thread(holder.clear)
-    gc.collect()
-    assert gone() is not None
-    freed.reap()
-    assert len(freed) == 0
-    # Freed and let go in the same call; its LINK_FINAL event, popped next on the engine
-    # thread, holds the last reference.
-    assert gone() is not None
-    _dispatch(pair)
-    assert gone() is None, "the link was not destroyed when its final event went"
-
-
-def test_a_link_is_freed_once_and_not_with_unsettled_deliveries_or_of_another_connection() -> None:
-    pair = _Pair()
-    sender, receiver = pair.open_link_pair()
-    _send_one(pair, sender)
-    assert sender.unsettled == 1
-    freed = FreedEndpoints(pair.client)
-    assert not freed.free_link(sender), "freeing would settle a delivery still to be acknowledged"
-    assert not freed.free_link(receiver), "the server's link is not this connection's"
-    other = _Pair()
-    other_sender, _ = _closed_link_pair(other)
-    assert freed.free_link(other_sender) is False
-    mine, _ = _closed_link_pair(_Pair())
-    theirs = FreedEndpoints(mine.session.connection)
-    assert theirs.free_link(mine) and not theirs.free_link(mine), "freed twice"
-
-
-def test_freeing_a_session_frees_its_links_first_then_the_session() -> None:
-    pair = _Pair()
-    sender, _ = _closed_link_pair(pair)
-    session = sender.session
-    second = session.receiver("r")
-    second.open()
-    pair.pump()
-    # A link still open on the session: freed, it would never be detached and would stay,
-    # freed, until the connection goes; so the session is not freed.
-    _end_session_at_both_ends(pair, session)
-    freed = FreedEndpoints(pair.client)
-    assert not freed.free_session(session)
-    # Its links closed at both ends (as jmspy closes them before the session), it is.
-    other = _Pair()
-    sender, _ = _closed_link_pair(other)
-    session = sender.session
-    _end_session_at_both_ends(other, session)
-    sender.marker = _Marker()
-    session.marker = _Marker()
-    link_gone, session_gone = weakref.ref(sender.marker), weakref.ref(session.marker)
-    freed = FreedEndpoints(other.client)
-    assert freed.free_session(session)
-    assert len(freed) == 2
-    assert not freed.free_session(session), "listed twice"
-    del sender, session
-    gc.collect()
-    assert link_gone() is not None and session_gone() is not None
-    _dispatch(other)
-    freed.reap()  # the link: the session still has it, so it waits
-    assert len(freed) == 1 and session_gone() is not None
-    _dispatch(other)
-    assert link_gone() is None and other.client.link_head(0) is None
-    freed.reap()  # now the session
-    _dispatch(other)
-    assert len(freed) == 0 and session_gone() is None
-
-
-def test_a_session_with_unsettled_deliveries_is_not_freed() -> None:
-    pair = _Pair()
-    sender, _ = pair.open_link_pair()
-    _send_one(pair, sender)
-    freed = FreedEndpoints(pair.client)
-    assert not freed.free_session(sender.session)
-    assert len(freed) == 0 and pair.client.link_head(0) is not None
-
-
-def test_once_the_engine_is_done_nothing_is_freed() -> None:
-    pair = _Pair()
-    sender, _ = _closed_link_pair(pair)
-    ref = proton_internals._address(sender._impl)
-    freed = FreedEndpoints(pair.client)
-    assert freed.free_link(sender)
-    held = proton_internals._refcount(ref)
-    freed.release_all()
-    # Never freed: it goes with its connection, as without freeing.
-    assert proton_internals._refcount(ref) == held and len(freed) == 0
-    later, _ = pair.open_link_pair()
-    assert not freed.free_link(later)
