@@ -11,8 +11,8 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Protocol, cast
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery
 from ._modes import (
@@ -59,7 +59,13 @@ class _Consumer(Protocol):
 
     def _close_internal(self) -> None: ...
 
-    def _listener_failed(self, exc: BaseException, what: str) -> None: ...
+    def _run_listener(
+        self,
+        call: Callable[[Any], object],
+        argument: object,
+        first: InboundDelivery,
+        batch_size: int | None,
+    ) -> bool: ...
 
     def _failed_deliveries(self, inbounds: list[InboundDelivery]) -> None: ...
 
@@ -130,26 +136,10 @@ class BatchDelivery:
         elif mode in NOT_ACKNOWLEDGED:
             # Consumed as handed over (JMS-68); the link is presettled, nothing goes on the wire.
             self._receiver.settle_many(batch, "accepted")
-        failed = False
         # A recover() from onMessages asks for the batch again in AUTO and DUPS_OK mode, as
         # from onMessage (the session tracks the call through the batch's first message).
-        session.begin_listener_delivery(batch[0])
-        self._listener_thread = threading.current_thread()
-        try:
-            if hasattr(listener, "onMessages"):
-                listener.onMessages(messages)
-            else:
-                listener(messages)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit etc. must not end dispatch
-            failed = True
-            self._listener_failed(
-                exc,
-                f"BatchMessageListener raised {type(exc).__name__} on a batch of {len(batch)} "
-                f"from {self._destination}",
-            )
-        finally:
-            session.end_listener_delivery()
-            self._listener_thread = None
+        call = listener.onMessages if hasattr(listener, "onMessages") else listener
+        failed = self._run_listener(call, messages, batch[0], len(batch))
         if (
             mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
             and not self._closed

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery
 from ._modes import (
@@ -74,6 +75,41 @@ class ListenerDelivery:
                 JMSException(f"{what}; the delivery counts as failed", linked=exc)
             )
 
+    def _run_listener(
+        self,
+        call: Callable[[Any], object],
+        argument: object,
+        first: InboundDelivery,
+        batch_size: int | None,
+    ) -> bool:
+        """Session dispatch thread: ``call(argument)`` (onMessage with the message, or
+        onMessages with the batch, whose first delivery is ``first``), the session tracking a
+        recover() from inside it. Returns whether the listener raised; anything it raises,
+        SystemExit included, is logged here and ends no more than this call."""
+        session = self._port
+        session.begin_listener_delivery(first)
+        self._listener_thread = threading.current_thread()
+        try:
+            call(argument)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit etc. must not end dispatch
+            raised = type(exc).__name__
+            if batch_size is None:
+                what = (
+                    f"MessageListener raised {raised} on message "
+                    f"{first.message.getJMSMessageID()} from {self._destination}"
+                )
+            else:
+                what = (
+                    f"BatchMessageListener raised {raised} on a batch of {batch_size} "
+                    f"from {self._destination}"
+                )
+            self._listener_failed(exc, what)
+            return True
+        finally:
+            session.end_listener_delivery()
+            self._listener_thread = None
+        return False
+
     def _deliver_one(self, listener: ListenerLike, inbound: InboundDelivery) -> None:
         """Session dispatch thread: deliver one message to the listener (BufferedDelivery
         takes it from the buffer)."""
@@ -89,24 +125,8 @@ class ListenerDelivery:
             # Consumed as it is handed over, as Qpid JMS does (JMS-68): a listener that raises
             # gets nothing again. The link is presettled: only local state is freed.
             self._receiver.settle(inbound, "accepted")
-        session.begin_listener_delivery(inbound)
-        failed = False
-        self._listener_thread = threading.current_thread()
-        try:
-            if hasattr(listener, "onMessage"):
-                listener.onMessage(message)
-            else:
-                listener(message)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit etc. must not end dispatch
-            failed = True
-            self._listener_failed(
-                exc,
-                f"MessageListener raised {type(exc).__name__} on message "
-                f"{message.getJMSMessageID()} from {self._destination}",
-            )
-        finally:
-            session.end_listener_delivery()
-            self._listener_thread = None
+        call = listener.onMessage if hasattr(listener, "onMessage") else listener
+        failed = self._run_listener(call, message, inbound, None)
         if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE):
             if not self._closed and session.take_recover_request():
                 self._redeliver_locally([inbound])
