@@ -198,6 +198,13 @@ until "$epmd" -port "$port" -names >/dev/null 2>&1; do
 done
 exec "$server"
 """
+_BOOT_LINE = "Starting RabbitMQ "
+# Log lines of a node that could not bring durable state back after a crash (RabbitMQ 3.x).
+_RECOVERY_TROUBLE = re.compile(
+    r"unable to recover vhost|failed to initialise|restarting crashed|crashed and failed"
+    r"|failed to start message store|\[error\]",
+    re.I,
+)
 _BIND_FAILED = re.compile(
     r"eaddrinuse|address already in use|in use by another Erlang node|could not start listener",
     re.I,
@@ -440,6 +447,19 @@ class RabbitMQBroker(LocalBroker[RabbitMQInstallation]):
                 name, state, messages = parts
                 states[name] = (state, int(messages) if messages.strip().isdigit() else None)
         return states
+
+    def recovery_trouble(self, limit: int = 5) -> list[str]:
+        """The node log's lines on durable state it could not bring back (a vhost it could
+        not recover, a queue that failed to start or crashed, a message store that failed):
+        evidence for a queue that is not running after a crash. A crashed queue is left out
+        of list_queues altogether, so the log is where that shows."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except (OSError, BrokerProvisioningError):
+            return []
+        since_boot = text.rsplit(_BOOT_LINE, 1)[-1]  # the log is appended to across restarts
+        found = [line.strip() for line in since_boot.splitlines() if _RECOVERY_TROUBLE.search(line)]
+        return found[:limit]
 
     def queue_state(self, name: str) -> str | None:
         """The state of queue ``name`` (see :meth:`queue_states`); None when it does not exist."""

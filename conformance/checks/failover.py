@@ -149,8 +149,8 @@ def _check_queues_survived(ctx: CheckContext) -> None:
     deviation, with the broker's own word (its queue listing) as evidence.
 
     RabbitMQ lists a queue it recovered as ``running``; one whose process did not come back
-    (``crashed``, ``down``...) is refused like a missing one. A queue still restarting gets
-    until RECOVERY_S to come back."""
+    (``down``, ``stopped``) is refused like a missing one, and one that crashed is not listed
+    at all. A queue still restarting gets until RECOVERY_S to come back."""
     state_of = getattr(ctx.target.broker, "queue_state", None)
     if state_of is None:
         return
@@ -173,6 +173,10 @@ def _check_queues_survived(ctx: CheckContext) -> None:
         observed.append(f"missing after the restart: {lost}")
     if down:
         observed.append(f"listed but not running {RECOVERY_S:.0f} s after the restart: {down}")
+    # RabbitMQ leaves a crashed queue out of its listing: its log says what happened.
+    trouble = getattr(ctx.target.broker, "recovery_trouble", None)
+    if trouble is not None and (lines := trouble()):
+        observed.append(f"node log since the restart: {lines}")
     raise BrokerDeviation(
         deviation(
             f"the broker did not recover {len(unrecovered)} durable queue(s) declared before "

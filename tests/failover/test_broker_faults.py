@@ -227,10 +227,10 @@ def test_rabbitmq_durable_queue_survives_kill_and_restart(unique_name: str) -> N
         deadline = time.monotonic() + RESTART_TIMEOUT
         while (state := rabbit.queue_state(queue)) != "running":
             if time.monotonic() > deadline:
-                errors = [line for line in rabbit.log_tail(400).splitlines() if "[error]" in line]
                 raise AssertionError(
-                    f"the durable queue is {state or 'missing'} {RESTART_TIMEOUT:.0f} s after "
-                    f"the restart; node errors: {errors[:5]}\nnode log:\n{rabbit.log_tail(80)}"
+                    f"the durable queue is {state or 'not listed'} {RESTART_TIMEOUT:.0f} s after "
+                    f"the restart; the node's log: {rabbit.recovery_trouble()}\n"
+                    f"node log:\n{rabbit.log_tail(80)}"
                 )
             time.sleep(0.5)  # polled against the deadline: the node gives no event for it
         # An attach may still go unanswered for a moment after that: poll (a deadline, not a

@@ -74,3 +74,16 @@ def test_the_runner_records_a_raised_deviation_as_the_checks_verdict() -> None:
 
     assert _call(check, ctx, limit=10.0) == ("ok", verdict)
     assert ctx.closed
+
+
+def test_the_node_log_is_evidence_for_a_queue_not_listed() -> None:
+    # RabbitMQ leaves a queue that crashed out of its listing; its log says so.
+    ctx: Any = _Context({})
+    ctx.target.broker.recovery_trouble = lambda: ["[error] Restarting crashed queue 'gone'"]
+    failover._DECLARED[ctx] = ["gone"]
+    with pytest.raises(BrokerDeviation) as raised:
+        failover._check_queues_survived(ctx)
+    assert raised.value.verdict.observed == (
+        "missing after the restart: ['gone']; node log since the restart: "
+        "[\"[error] Restarting crashed queue 'gone'\"]"
+    )
