@@ -284,7 +284,8 @@ class MessageConsumer(
         never saw goes back to the broker with the link (it redelivers it), so it is dropped
         here, as Qpid JMS does: handed out, it would be delivered twice, and its
         acknowledgement could not reach the broker. Presettled messages are kept, as in
-        _on_interrupted: the broker will not send them again."""
+        _on_interrupted: the broker will not send them again, so receive() still hands them
+        out (Qpid JMS drops them too, and they are lost)."""
         with self._cv:
             if self._failure is None:
                 self._failure = error
@@ -460,7 +461,12 @@ class MessageConsumer(
         no_wait: bool,
         accept: Callable[[Message], bool] | None = None,
     ) -> Message | None:
-        self._check_closed()
+        if self._failure is not None and self._presettled and self._buffer and not self._closed:
+            # The link is gone, but the broker settled these as it sent them and will not send
+            # them again: they are handed out before the failure is (_on_link_closed).
+            self._port.check_closed()
+        else:
+            self._check_closed()
         if self._port.has_listener():
             raise IllegalStateException(
                 "Cannot synchronously receive a message when a MessageListener is set on this "

@@ -438,3 +438,29 @@ def test_messages_prefetched_on_a_link_the_broker_closed_are_not_handed_out(
     wire_barrier(connection)
     assert got == []
     assert [d for d in peer.dispositions if d.role == "receiver"] == []
+
+
+def test_presettled_messages_on_a_link_the_broker_closed_are_still_received(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    # A NO_ACKNOWLEDGE consumer's messages were settled by the broker as it sent them: it will
+    # not send them again, so dropping them with the link would lose them. receive() hands
+    # them out, then reports the closed link.
+    connection = clients.connect(peer)
+    heard = Heard()
+    connection.setConnectionListener(heard)
+    session = connection.createSession(257)  # NO_ACKNOWLEDGE: a presettled link (JMS-68)
+    consumer = session.createConsumer(session.createQueue("orders"))
+    attach = peer.wait_for_attach("orders", role="receiver")
+    for i in range(2):
+        peer.enqueue("orders", AmqpMessage(body=f"m{i}"), settled=True)
+    wait_until(lambda: consumer.getPrefetchedCount() == 2, what="two prefetched messages")
+    peer.close_link(attach.name, "amqp:resource-deleted", "queue orders deleted")
+    heard.wait()
+    connection.start()
+
+    assert [consumer.receive(1000).getText() for _ in range(2)] == ["m0", "m1"]
+    with pytest.raises(jmspy.JMSException, match="queue orders deleted"):
+        consumer.receive(1000)
+    with pytest.raises(jmspy.IllegalStateException, match="queue orders deleted"):
+        consumer.receive(1000)
