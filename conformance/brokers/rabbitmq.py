@@ -434,9 +434,10 @@ class RabbitMQBroker(LocalBroker[RabbitMQInstallation]):
         )
 
     def queue_states(self) -> dict[str, tuple[str, int | None]]:
-        """Every queue's state (``running``; ``crashed``, ``down``, ``stopped`` when its process
-        is not running) and its messages ready plus unacknowledged (None when the node cannot
-        count them: the queue's process is not running)."""
+        """Every listed queue's state (``running``, or ``flow`` while flow control holds its
+        publishers back; ``down`` or ``stopped`` when its process is not running: a queue that
+        crashed is not listed at all) and its messages ready plus unacknowledged (None when the
+        node cannot count them: the queue's process is not running)."""
         done = self.rabbitmqctl(
             "list_queues", "--no-table-headers", "--quiet", "name", "state", "messages"
         )
@@ -462,9 +463,12 @@ class RabbitMQBroker(LocalBroker[RabbitMQInstallation]):
         return found[:limit]
 
     def queue_state(self, name: str) -> str | None:
-        """The state of queue ``name`` (see :meth:`queue_states`); None when it does not exist."""
+        """The state of queue ``name`` (see :meth:`queue_states`), ``flow`` given as
+        ``running`` (its process runs); None when it is not listed."""
         found = self.queue_states().get(name)
-        return None if found is None else found[0]
+        if found is None:
+            return None
+        return "running" if found[0] == "flow" else found[0]
 
     def queue_depth(self, name: str) -> int | None:
         """Messages ready plus unacknowledged in queue ``name``; None when it does not exist.

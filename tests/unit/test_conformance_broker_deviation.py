@@ -87,3 +87,17 @@ def test_the_node_log_is_evidence_for_a_queue_not_listed() -> None:
         "missing after the restart: ['gone']; node log since the restart: "
         "[\"[error] Restarting crashed queue 'gone'\"]"
     )
+
+
+def test_a_rabbitmq_queue_under_flow_control_counts_as_running() -> None:
+    # 'flow' is a running queue whose publishers are held back, not one that failed to recover.
+    from jmspy.conformance.brokers import RabbitMQBroker
+
+    broker: Any = RabbitMQBroker()
+    broker.queue_states = lambda: {"busy": ("flow", 7), "idle": ("running", 0), "x": ("down", None)}
+    assert [broker.queue_state(n) for n in ("busy", "idle", "x", "gone")] == [
+        "running",
+        "running",
+        "down",
+        None,
+    ]
