@@ -38,7 +38,7 @@ class AsyncReceiveSupport:
         _buffer: Any
         _closed: bool
 
-        def _check_closed(self) -> None: ...
+        def _check_receivable(self) -> None: ...
 
         def _take(self) -> InboundDelivery | None: ...
 
@@ -79,7 +79,7 @@ class AsyncReceiveSupport:
         """The next message held locally, handed over (acknowledged per the session mode) as
         ``receive()`` hands it over, or None at once when there is none: no drain, no wait.
         Raises as ``receive()`` does on a failed link or a closed consumer."""
-        self._check_closed()
+        self._check_receivable()
         port = self._port
         if port.has_listener():
             raise IllegalStateException(

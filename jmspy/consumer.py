@@ -311,6 +311,15 @@ class MessageConsumer(
             # consumers of a session take turns from the start.
             self._port.signal_ready(self)
 
+    def _check_receivable(self) -> None:
+        """_check_closed for a receive: a presettled consumer whose link failed still hands
+        out what it holds first. The broker settled those messages as it sent them and will
+        not send them again (_on_link_closed)."""
+        if self._failure is not None and self._presettled and self._buffer and not self._closed:
+            self._port.check_closed()
+        else:
+            self._check_closed()
+
     def _check_closed(self) -> None:
         if self._closed:
             raise IllegalStateException("The MessageConsumer is closed")
@@ -461,12 +470,7 @@ class MessageConsumer(
         no_wait: bool,
         accept: Callable[[Message], bool] | None = None,
     ) -> Message | None:
-        if self._failure is not None and self._presettled and self._buffer and not self._closed:
-            # The link is gone, but the broker settled these as it sent them and will not send
-            # them again: they are handed out before the failure is (_on_link_closed).
-            self._port.check_closed()
-        else:
-            self._check_closed()
+        self._check_receivable()
         if self._port.has_listener():
             raise IllegalStateException(
                 "Cannot synchronously receive a message when a MessageListener is set on this "

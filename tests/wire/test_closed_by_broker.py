@@ -15,7 +15,7 @@ from proton import Message as AmqpMessage
 
 import jmspy
 
-from .client_support import Clients, clients_fixture, wait_until, wire_barrier
+from .client_support import FAST_OPTIONS, Clients, clients_fixture, wait_until, wire_barrier
 from .peer import AttachRecord, LinkScript, ScriptedPeer
 
 
@@ -464,3 +464,56 @@ def test_presettled_messages_on_a_link_the_broker_closed_are_still_received(
         consumer.receive(1000)
     with pytest.raises(jmspy.IllegalStateException, match="queue orders deleted"):
         consumer.receive(1000)
+
+
+def test_presettled_messages_on_a_closed_link_reach_an_asyncio_receive_too(
+    peer: ScriptedPeer,
+) -> None:
+    import asyncio
+
+    from jmspy import aio
+
+    async def main() -> tuple[list[str], BaseException]:
+        connection = await aio.connect(peer.url, **FAST_OPTIONS)
+        try:
+            session = await connection.create_session(257)  # NO_ACKNOWLEDGE
+            consumer = await session.create_consumer(session.create_queue("orders"))
+            loop = asyncio.get_running_loop()
+            attach = await loop.run_in_executor(
+                None, lambda: peer.wait_for_attach("orders", role="receiver")
+            )
+            for i in range(2):
+                peer.enqueue("orders", AmqpMessage(body=f"m{i}"), settled=True)
+            held = consumer._consumer  # the classic consumer it wraps: its buffer
+            await loop.run_in_executor(
+                None, lambda: wait_until(lambda: held.getPrefetchedCount() == 2, what="prefetch")
+            )
+            peer.close_link(attach.name, "amqp:resource-deleted", "queue orders deleted")
+
+            def link_failed() -> bool:
+                try:
+                    held.getMessageListener()  # raises once the consumer knows of the close
+                except jmspy.IllegalStateException:
+                    return True
+                return False
+
+            await loop.run_in_executor(
+                None, lambda: wait_until(link_failed, what="the consumer failed by the close")
+            )
+            await connection.start()
+            got = []
+            for _ in range(2):
+                message = await consumer.receive(5000)
+                assert message is not None
+                got.append(message.get_text())
+            try:
+                await consumer.receive(1000)
+            except jmspy.JMSException as exc:
+                return got, exc
+            raise AssertionError("receive() after the last message did not fail")
+        finally:
+            await connection.close()
+
+    got, failure = asyncio.run(main())
+    assert got == ["m0", "m1"]
+    assert "queue orders deleted" in str(failure)
