@@ -59,7 +59,18 @@ _LINKS_LOCK = threading.Lock()
 
 
 def _link_key(opts: JmsOptions) -> tuple[Any, ...]:
-    return (opts.url, opts.user, opts.password, opts.adapter, opts.transacted)
+    """Every option that shapes a writer's connection (``factory``) or its link (``_open_link``):
+    a task reuses only a connection opened with the same ones."""
+    return (
+        opts.url,
+        opts.user,
+        opts.password,
+        opts.client_id,
+        opts.prefetch,
+        opts.adapter,
+        opts.transacted,
+        opts.duplicate_detection,
+    )
 
 
 def _open_link(opts: JmsOptions) -> _Link:

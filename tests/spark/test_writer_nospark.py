@@ -174,6 +174,23 @@ def test_a_writer_connection_is_reused_by_the_next_task(
     assert list(_writer._LINKS.values()) != [link]
 
 
+def test_writers_whose_links_differ_do_not_share_a_cached_connection(
+    jms_options: dict[str, str], unique_name: str
+) -> None:
+    # Whether the link sends in transactions depends on duplicateDetection too: a writer with it
+    # that reused a transacted connection would send its retry in a transaction, which Artemis
+    # refuses whole; one without it on a plain connection would leave a failed task's rows
+    # sent.
+    from jmspy.spark import _writer
+
+    plain = writer(jms_options, ["body"], destination=unique_name)  # transacted=auto: Artemis
+    plain.write([("a",)], "w:0:0")
+    deduplicated = writer(jms_options, ["body"], destination=unique_name, duplicateDetection="true")
+    deduplicated.write([("b",)], "w:1:0")
+    links = list(_writer._LINKS.values())
+    assert sorted(link.transacted for link in links) == [False, True]
+
+
 @pytest.mark.parametrize(
     ("columns", "extra", "complaint"),
     [
