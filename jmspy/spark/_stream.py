@@ -215,6 +215,20 @@ class StreamConsumer:
         if self.closed:
             return
         self.closed = True
+        unsettled = self.received - self.acknowledged
+        if unsettled:
+            # Spark confirms a micro-batch's commit to the source only when it plans the next
+            # one: a query run's last batch is never confirmed, so its messages come back in
+            # the next run. Said here, because with Trigger.Once that is every message of
+            # every run (a single batch, never confirmed).
+            log.warning(
+                "stopping with %d message(s) not settled (session %s): Spark had not confirmed "
+                "the batch holding them, so they go back to the broker and the next run reads "
+                "them again. A query with Trigger.Once reads the same messages in every run: "
+                "use trigger(availableNow=True)",
+                unsettled,
+                self.session_id,
+            )
         try:
             self.connection.close()
         except jmspy.JMSException as exc:

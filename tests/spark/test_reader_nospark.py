@@ -137,6 +137,33 @@ def test_restart_loses_nothing_and_replays_of_a_dead_process_are_empty(
     assert queue_depth(factory, unique_name) == 0
 
 
+def test_stopping_with_a_batch_spark_did_not_confirm_says_it_comes_back(
+    factory: Any,
+    jms_options: dict[str, str],
+    unique_name: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Trigger.Once plans one batch, Spark records it and the query stops without another
+    # latestOffset or commit(end): its messages are never settled and come back in the next
+    # run, every run. Nothing can settle them safely here; the log must say so.
+    send_texts(factory, unique_name, 3)
+    consumer = StreamConsumer(options(jms_options, destination=unique_name))
+    assert consumer.latest(consumer.offset(0), 10) is not None
+    with caplog.at_level("WARNING", logger="jmspy.spark"):
+        consumer.close()
+    (record,) = [r for r in caplog.records if "not settled" in r.getMessage()]
+    assert "3 message(s)" in record.getMessage() and "Trigger.Once" in record.getMessage()
+    assert queue_depth(factory, unique_name) == 3
+
+    settled = StreamConsumer(options(jms_options, destination=unique_name))
+    end = settled.latest(settled.offset(0), 10)
+    assert end is not None and settled.acknowledge_through(settled.position(end))
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="jmspy.spark"):
+        settled.close()
+    assert not [r for r in caplog.records if "not settled" in r.getMessage()]
+
+
 def test_killed_runner_loses_nothing(
     factory: Any, broker: Any, jms_options: dict[str, str], unique_name: str
 ) -> None:
