@@ -82,6 +82,7 @@ class JmsOptions:
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> JmsOptions:
         values: dict[str, Any] = {}
+        given: dict[str, tuple[str, str]] = {}  # field -> (option, text) that set it
         for key, raw in options.items():
             name = _OPTION_FIELDS.get(str(key).lower())
             if name is None and str(key).lower() in _SPARK_OPTIONS:
@@ -92,6 +93,15 @@ class JmsOptions:
             if raw is None:
                 continue
             text = str(raw)
+            # Two names of one option (user and username, destination and load()'s path) that
+            # disagree: neither silently wins.
+            earlier = given.setdefault(name, (str(key), text))
+            if earlier[1] != text:
+                what = "<hidden>" if name == "password" else f"{earlier[1]!r} and {text!r}"
+                raise JmsOptionError(
+                    f"options {earlier[0]!r} and {key!r} name the same setting with different "
+                    f"values ({what}): give one"
+                )
             if name in _INT_FIELDS:
                 low, high = _INT_FIELDS[name]
                 try:

@@ -119,6 +119,13 @@ class JmsDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         opts = self._opts()
         opts.require_destination()
+        if opts.read_mode == "browse" and any(str(k).lower() == "mode" for k in self.options):
+            # The default is browse too, so only a given option can be refused: a stream
+            # consumes (and settles after Spark's commit); it cannot browse.
+            raise JmsOptionError(
+                "option 'mode' is for batch reads (spark.read): a stream always consumes; "
+                "drop mode=browse, or read the queue with spark.read to browse it"
+            )
         return JmsStreamReader(opts)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

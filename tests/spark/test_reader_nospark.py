@@ -450,11 +450,21 @@ def test_more_messages_than_the_credit_window(
         ({"url": "amqp://h", "mode": "steal"}, "browse or consume"),
         ({"url": "amqp://h", "minPartitions": "0"}, "minPartitions"),
         ({"url": "amqp://h", "duplicateDetection": "true", "transacted": "true"}, "exclude"),
+        ({"url": "amqp://h", "user": "a", "username": "b"}, "'user' and 'username'"),
+        ({"url": "amqp://h", "destination": "q1", "path": "q2"}, "'destination' and 'path'"),
     ],
 )
 def test_option_errors_name_the_option(given: dict[str, str], complaint: str) -> None:
     with pytest.raises(JmsOptionError, match=complaint):
         JmsOptions.parse(given)
+
+
+def test_two_names_of_one_option_agreeing_are_fine_and_a_password_is_never_echoed() -> None:
+    opts = JmsOptions.parse({"url": "amqp://h", "destination": "q", "path": "q"})
+    assert opts.destination == "q"
+    with pytest.raises(JmsOptionError) as raised:
+        JmsOptions.parse({"url": "amqp://h", "password": "s3cret-1", "PASSWORD": "s3cret-2"})
+    assert "s3cret" not in str(raised.value)
 
 
 @pytest.mark.parametrize(
@@ -498,3 +508,16 @@ def test_a_batch_consume_is_shared_by_min_partitions_consumers_on_a_queue_only()
     assert caps(destination="orders", minPartitions="3", maxMessages="10") == [4, 3, 3]
     assert caps(destination="queue://orders", minPartitions="5", maxMessages="2") == [1, 1]
     assert caps(destination="topic://prices", minPartitions="3", maxMessages="10") == [10]
+
+
+@pytest.mark.parametrize("mode", ["browse", "BROWSE"])
+def test_a_stream_refuses_mode_browse_instead_of_consuming(mode: str) -> None:
+    # readStream always consumes and settles: a stream given mode=browse would take the
+    # messages its user asked only to look at.
+    from jmspy.spark.datasource import JmsDataSource
+
+    source = JmsDataSource({"url": "amqp://h", "destination": "q", "Mode": mode})
+    with pytest.raises(JmsOptionError, match="option 'mode' is for batch reads"):
+        source.streamReader(None)  # type: ignore[arg-type]
+    consuming = JmsDataSource({"url": "amqp://h", "destination": "q", "mode": "consume"})
+    assert type(consuming.streamReader(None)).__name__ == "JmsStreamReader"  # type: ignore[arg-type]
