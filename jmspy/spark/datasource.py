@@ -244,6 +244,16 @@ class JmsStreamReader(DataSourceStreamReader, _AvailableNow):
         self._ensure().prepare_available_now()
 
     def latestOffset(self, start: Offset | None = None, limit: Any = None) -> Offset:
+        if type(limit).__name__ == "ReadAllAvailable":
+            # Spark 4.2+ asks for everything only under Trigger.Once (availableNow and
+            # processing-time triggers pass getDefaultReadLimit). Its one micro-batch is never
+            # confirmed to the source in the run (see docs/spark.md, Guarantees), so every run
+            # would read the same messages again: refuse before receiving anything.
+            raise JmsOptionError(
+                "trigger(once=True) cannot be used with format 'jms': the run's one micro-batch "
+                "is never confirmed to the source, so its messages would be settled by no run "
+                "and read again by every run; use trigger(availableNow=True)"
+            )
         consumer = self._ensure()
         if start is None:
             start = self._last_end or consumer.offset(0)

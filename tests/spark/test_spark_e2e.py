@@ -99,6 +99,31 @@ def test_available_now_reads_every_message_once(
     assert receive_all(factory, unique_name, wait_ms=300) == []  # all settled
 
 
+def test_trigger_once_is_refused_before_anything_is_received(
+    spark: Any, factory: Any, jms_options: dict[str, str], unique_name: str, tmp_path: Path
+) -> None:
+    # Trigger.Once's one micro-batch is never confirmed to the source within its run, so
+    # every run would read the same messages again: the query must fail with the reason,
+    # and the messages stay on the queue untouched (not even counted as a delivery).
+    ids = send_texts(factory, unique_name, 5)
+    query = (
+        spark.readStream.format("jms")
+        .options(**jms_options, destination=unique_name)
+        .load()
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(once=True)
+        .start()
+    )
+    with pytest.raises(Exception) as failure:
+        query.awaitTermination(QUERY_TIMEOUT_S)
+    assert "trigger(once=True)" in str(failure.value)
+    assert "availableNow" in str(failure.value)
+    messages = [m for _, m in receive_all(factory, unique_name, wait_ms=300)]
+    assert [m.getJMSMessageID() for m in messages] == ids
+    assert not any(m.getJMSRedelivered() for m in messages)
+
+
 def test_restart_after_killing_the_source_mid_stream_loses_nothing(
     spark: Any, factory: Any, jms_options: dict[str, str], unique_name: str, tmp_path: Path
 ) -> None:
