@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import jmspy
+from jmspy.selector import parse_selector
 
 # option name (lower case, as Spark's case-insensitive mapping stores it) -> field
 _OPTION_FIELDS = {
@@ -145,6 +146,18 @@ class JmsOptions:
                 raise JmsOptionError(
                     "option 'subscription' needs a topic destination, e.g. topic://prices"
                 )
+        # The URL's own options, the adapter and the selector are otherwise checked only when
+        # a task opens its connection: on the executors, after Spark has retried the task.
+        # Building a factory validates them and opens nothing.
+        try:
+            opts.factory()
+        except (ValueError, jmspy.JMSException) as error:
+            # The message names the option and its value; a password's never.
+            raise JmsOptionError(f"the connection options are invalid: {error}") from None
+        try:
+            parse_selector(opts.selector)
+        except jmspy.InvalidSelectorException as error:
+            raise JmsOptionError(f"option 'selector' is invalid: {error}") from None
         return opts
 
     def require_destination(self) -> jmspy.Destination:

@@ -452,6 +452,13 @@ def test_more_messages_than_the_credit_window(
         ({"url": "amqp://h", "duplicateDetection": "true", "transacted": "true"}, "exclude"),
         ({"url": "amqp://h", "user": "a", "username": "b"}, "'user' and 'username'"),
         ({"url": "amqp://h", "destination": "q1", "path": "q2"}, "'destination' and 'path'"),
+        # Checked on the driver, not first by a task on an executor (four attempts later).
+        ({"url": "amqp://h?jms.prefetchPolicy.all=many"}, "jms.prefetchPolicy.all='many'"),
+        ({"url": "amqp://h?jms.colour=red"}, "unknown connection option 'jms.colour'"),
+        ({"url": "amqps://h:70000"}, "invalid port"),
+        ({"url": "amqp://h", "adapter": "kafka"}, "jmspy.adapter='kafka'"),
+        ({"url": "amqp://h", "selector": "price >"}, "option 'selector' is invalid"),
+        ({"url": "amqp://h", "selector": "JMSPriority = 'x' AND"}, "option 'selector'"),
     ],
 )
 def test_option_errors_name_the_option(given: dict[str, str], complaint: str) -> None:
@@ -464,6 +471,9 @@ def test_two_names_of_one_option_agreeing_are_fine_and_a_password_is_never_echoe
     assert opts.destination == "q"
     with pytest.raises(JmsOptionError) as raised:
         JmsOptions.parse({"url": "amqp://h", "password": "s3cret-1", "PASSWORD": "s3cret-2"})
+    assert "s3cret" not in str(raised.value)
+    with pytest.raises(JmsOptionError, match="closeTimeout") as raised:
+        JmsOptions.parse({"url": "amqp://h?jms.password=s3cret-3&jms.closeTimeout=soon"})
     assert "s3cret" not in str(raised.value)
 
 
