@@ -47,6 +47,7 @@ class _Link:
     producer: jmspy.MessageProducer
     transacted: bool
     failed: bool = False
+    last_used: float = 0.0  # time.monotonic() when a task last handed it back
 
     def onException(self, exception: jmspy.JMSException) -> None:
         """ExceptionListener: the connection failed; the next task opens a new one."""
@@ -54,8 +55,13 @@ class _Link:
 
 
 # Spark reuses Python worker processes, so a task reuses the connection of the task before.
+# A worker serves many queries (and options: a changed password is a new key), so the cache is
+# bounded: a connection no task has used for _IDLE_CLOSE_S is closed when the next task
+# finishes, and beyond _MAX_CACHED_LINKS the least recently used one is closed.
 _LINKS: dict[tuple[Any, ...], _Link] = {}
 _LINKS_LOCK = threading.Lock()
+_MAX_CACHED_LINKS = 4
+_IDLE_CLOSE_S = 300.0
 
 
 def _link_key(opts: JmsOptions) -> tuple[Any, ...]:
@@ -105,6 +111,12 @@ def _close_quietly(link: _Link) -> None:
         link.connection.close()
     except Exception as exc:  # noqa: BLE001 - the connection is being discarded anyway
         log.debug("closing a writer connection: %s", exc)
+
+
+def _write_error(what: str, exc: BaseException) -> JmsWriteError:
+    rule_id = getattr(exc, "rule_id", None)
+    detail = f" (rule {rule_id})" if rule_id else ""
+    return JmsWriteError(f"{what}{detail}: {type(exc).__name__}: {exc}", rule_id)
 
 
 class _Outcomes:
@@ -181,17 +193,34 @@ class RowWriter:
             _close_quietly(link)
             link = None
         if link is None:
-            link = _open_link(self.opts)
+            try:
+                link = _open_link(self.opts)
+            except (jmspy.JMSException, jmspy.JMSRuntimeException) as exc:
+                raise _write_error(f"rows {row_id_prefix}:* were not sent", exc) from exc
         try:
             count = self._send_all(link, rows, row_id_prefix)
         except BaseException:
             _close_quietly(link)  # a transaction rolls back with its connection
             raise
+        self._cache(key, link)
+        return count
+
+    @staticmethod
+    def _cache(key: tuple[Any, ...], link: _Link) -> None:
+        """Hand ``link`` back for the next task; close what the cache no longer keeps."""
+        now = time.monotonic()
+        link.last_used = now
         with _LINKS_LOCK:
             spare = _LINKS.setdefault(key, link)
-        if spare is not link:
-            _close_quietly(link)
-        return count
+            closing = [link] if spare is not link else []
+            for other_key, other in list(_LINKS.items()):
+                if now - other.last_used > _IDLE_CLOSE_S:
+                    closing.append(_LINKS.pop(other_key))
+            while len(_LINKS) > _MAX_CACHED_LINKS:
+                oldest = min(_LINKS, key=lambda k: _LINKS[k].last_used)
+                closing.append(_LINKS.pop(oldest))
+        for stale in closing:  # outside the lock: closing waits for the broker
+            _close_quietly(stale)
 
     def _send_all(self, link: _Link, rows: Iterable[Sequence[Any]], prefix: str) -> int:
         producer = link.producer
@@ -221,7 +250,17 @@ class RowWriter:
         if outcomes is not None:
             outcomes.wait(link.connection.options.send_timeout / 1000.0 + 5)
         else:
-            link.session.commit()
+            try:
+                link.session.commit()
+            except (jmspy.JMSException, jmspy.JMSRuntimeException) as exc:
+                rows = f"the {count} row(s) {prefix}:0..{count - 1}"
+                if isinstance(exc, jmspy.TransactionRolledBackException):
+                    what = f"{rows} were not sent (the broker rolled their transaction back)"
+                elif isinstance(exc, jmspy.TransactionInDoubtException):
+                    what = f"{rows} may or may not have been sent (the commit's outcome is unknown)"
+                else:
+                    what = f"{rows} were not confirmed sent (the commit failed)"
+                raise _write_error(what, exc) from exc
         return count
 
     def _message(

@@ -191,6 +191,53 @@ def test_writers_whose_links_differ_do_not_share_a_cached_connection(
     assert sorted(link.transacted for link in links) == [False, True]
 
 
+def test_the_cache_closes_idle_and_least_recently_used_connections(
+    jms_options: dict[str, str], unique_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker serves many queries; each distinct set of options (a new client id, a changed
+    # password) is a new cached connection, which must not stay open for the worker's life.
+    from jmspy.spark import _writer
+
+    monkeypatch.setattr(_writer, "_MAX_CACHED_LINKS", 2)
+    for n in range(4):
+        writer(jms_options, ["body"], destination=unique_name, clientId=f"c{n}").write(
+            [("x",)], f"w:{n}:0"
+        )
+    assert sorted(link.connection.getClientID() for link in _writer._LINKS.values()) == [
+        "c2",
+        "c3",
+    ]
+    for link in _writer._LINKS.values():  # as if no task had used them for a while
+        link.last_used -= _writer._IDLE_CLOSE_S + 1
+    kept = writer(jms_options, ["body"], destination=unique_name, clientId="c4")
+    kept.write([("x",)], "w:4:0")
+    assert [link.connection.getClientID() for link in _writer._LINKS.values()] == ["c4"]
+    # The closed ones are closed on the broker too: their client ids are free again.
+    again = JmsOptions.parse({**jms_options, "clientId": "c2"}).factory().createConnection()
+    again.close()
+
+
+def test_a_connection_that_cannot_open_fails_with_a_write_error_naming_the_task() -> None:
+    from jmspy.conformance.brokers.base import free_port
+
+    refused = writer({"url": f"amqp://127.0.0.1:{free_port()}"}, ["body"], destination="q")
+    with pytest.raises(JmsWriteError, match=r"rows w:7:3:\* were not sent.*JMSException"):
+        refused.write([("a",)], "w:7:3")
+
+
+def test_a_commit_the_broker_refuses_fails_with_a_write_error_saying_nothing_was_sent(
+    factory: Any, jms_options: dict[str, str], unique_name: str
+) -> None:
+    # Artemis refuses a whole transaction that holds a message it has seen already (its
+    # duplicate id): the commit is rolled back, so the task's rows were not sent.
+    w = writer(jms_options, ["body", "properties"], destination=unique_name, transacted="true")
+    w.write([("first", {"_AMQ_DUPL_ID": f"{unique_name}-1"})], "w:0:0")
+    rows = [("again", {"_AMQ_DUPL_ID": f"{unique_name}-1"}), ("other", None)]
+    with pytest.raises(JmsWriteError, match=r"the 2 row\(s\) w:0:1:0..1 were not sent \(the"):
+        w.write(rows, "w:0:1")
+    assert [m.getText() for m in receive_all(factory, jmspy.Queue(unique_name))] == ["first"]
+
+
 @pytest.mark.parametrize(
     ("columns", "extra", "complaint"),
     [
