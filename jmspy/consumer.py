@@ -229,8 +229,9 @@ class MessageConsumer(
 
     def _on_inbound(self, inbound: InboundDelivery) -> None:
         if self._closed:
-            # Sent again on the closing link (see settle_on_close): left unsettled, the detach
-            # gives it back; releasing it would undo the failed attempt just counted.
+            # Sent again on the closing link (see settle_on_close): not released, which would
+            # undo the failed attempt just counted; the link settles it modified(delivery-
+            # failed), its default outcome, as it detaches (AmqpReceiver._before_close).
             return
         if self._client_filter is not None and not self._client_filter.matches(inbound.message):
             # The broker cannot filter: a topic subscriber drops what its selector rejects.

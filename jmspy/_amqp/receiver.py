@@ -37,7 +37,8 @@ from .proton_internals import (
     settle_ref,
     wrap_delivery,
 )
-from .settlement import ReceiverSettlement, _EngineBatch
+from .repeated_warning import RepeatedWarning
+from .settlement import ReceiverSettlement, _EngineBatch, _settle_now
 from .terms import (
     JMS_SELECTOR_CODE,
     JMS_SELECTOR_KEY,
@@ -78,9 +79,14 @@ class AmqpReceiver(ReceiverSettlement, _LinkBase):
         self._credit_lock = threading.Lock()
         self._drain: Completion[None] | None = None
         self._pulling = False
+        # A pull() queued for the engine and not yet run (under _credit_lock): the next one
+        # joins it (see pull).
+        self._pull_queued = False
         # A drain whose caller gave up before the peer answered (engine thread only).
         self._drain_abandoned = False
         self.open_deliveries: set[InboundDelivery] = set()
+        # Undecodable transfers: one WARNING a minute, not one per message.
+        self._unreadable = RepeatedWarning(log)
         # Set by the consumer: called on the engine thread when the transport is lost.
         self.on_interrupted: Callable[[JMSException], None] | None = None
         # From the broker profile (link_profile): whether modified and drain may be used.
@@ -225,7 +231,7 @@ class AmqpReceiver(ReceiverSettlement, _LinkBase):
         try:
             message = self._decode(payload)
         except Exception as exc:  # an undecodable transfer must never stop the engine
-            log.warning(
+            self._unreadable.warn(
                 "could not decode a message on %r, settling it modified(delivery-failed, "
                 "undeliverable-here): %s",
                 self.spec.address,
@@ -319,16 +325,32 @@ class AmqpReceiver(ReceiverSettlement, _LinkBase):
 
     def pull(self) -> None:
         """Grant one credit (prefetch 0 consumers) unless the link holds some; a receive
-        with a timeout drains it at the end (see drain)."""
+        with a timeout drains it at the end (see drain).
+
+        At most one pull waits for the engine at a time: the one queued grants the credit a
+        later one would, and while failover reconnects, queued work is held until the
+        connection is restored, so a consumer polling receive(timeout) through a long outage
+        would otherwise hold one more each call."""
+        with self._credit_lock:
+            if self._pull_queued:
+                return
+            self._pull_queued = True
 
         def do_flow() -> None:
+            with self._credit_lock:
+                self._pull_queued = False
             if self.closed or self.failure is not None:
                 return  # closed meanwhile: its link may be freed already
             self._pulling = True
             if self.link.credit <= 0:
                 self.link.flow(1)
 
-        self.connection.submit(do_flow)
+        try:
+            self.connection.submit(do_flow)
+        except BaseException:
+            with self._credit_lock:
+                self._pull_queued = False
+            raise
 
     def drain(self, timeout_ms: int, pull_one: bool = True, quiet_timeout: bool = False) -> None:
         """Ask the peer to use up or return the outstanding credit now, and wait for it.
@@ -490,6 +512,21 @@ class AmqpReceiver(ReceiverSettlement, _LinkBase):
             self.connection.submit(do_begin)
         except JMSException as exc:
             log.debug("asking for the credit back before a close failed: %s", exc)
+
+    def _before_close(self) -> None:
+        """Engine thread, as jmspy detaches the link: settle every delivery still open on it.
+
+        The broker gives each of them the link's default outcome, modified(delivery-failed),
+        once it has the detach; settled here with that same outcome, in the frame before it,
+        they are done with on this side too. Left unsettled (transfers that answered the
+        close's drain and reached a consumer already closed, messages a browser had buffered
+        when its enumeration ended), they kept proton's link, with them, from being freed
+        (FreedEndpoints frees no link with unsettled deliveries): a session that opens and
+        closes consumers for months kept one per close. A later settlement of one of them
+        (an acknowledgement racing the close) finds it settled and does nothing, as it found
+        the link closed before."""
+        for inbound in list(self.open_deliveries):
+            _settle_now(inbound, "modified", True, False)
 
     def stop_credit(self, timeout_ms: int) -> None:
         """Drain the link so the peer sends nothing more (used by close and rollback)."""

@@ -40,6 +40,7 @@ from .proton_internals import (
     start_transfer,
     wrap_delivery,
 )
+from .repeated_warning import RepeatedWarning
 from .terms import (
     OUTCOMES,
     REJECTED_CODE,
@@ -101,6 +102,8 @@ class AmqpSender(_LinkBase):
         self._retire_by: float | None = None
         # Set on the engine thread once the close has ended every send waiting on the link.
         self._sends_ended = False
+        # Refused asynchronous sends: one WARNING a minute, not one per message.
+        self._refusals = RepeatedWarning(log)
 
     def _remote_terminus(self) -> Any:
         return self.link.remote_target
@@ -451,7 +454,7 @@ class AmqpSender(_LinkBase):
             else:
                 completion.fail(error)
         elif error is not None:
-            log.warning("asynchronous send failed: %s", error.reason)
+            self._refusals.warn("asynchronous send failed: %s", error.reason)
             if self.async_failure_handler is not None:
                 self.async_failure_handler(error)
 

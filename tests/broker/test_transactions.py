@@ -78,6 +78,32 @@ def test_commit_acknowledges_received_messages(factory: Any, unique_name: str) -
         assert session.createConsumer(session.createQueue(unique_name)).receive(300) is None
 
 
+def test_messages_received_before_their_consumer_closed_are_consumed_by_the_commit(
+    factory: Any, unique_name: str
+) -> None:
+    # JMS: closing a consumer does not take its received messages out of the session's
+    # transaction. Its link closes before the commit, with the other prefetched messages
+    # (left on the link) given back: only what was received is consumed.
+    with factory.createConnection() as connection:
+        setup = connection.createSession()
+        queue = setup.createQueue(unique_name)
+        producer = setup.createProducer(queue)
+        for text in ("one", "two", "three", "four"):
+            producer.send(setup.createTextMessage(text))
+        tx = connection.createSession(jmspy.SESSION_TRANSACTED)
+        connection.start()
+        consumer = tx.createConsumer(queue)
+        assert [consumer.receive(5000).getText() for _ in range(2)] == ["one", "two"]
+        consumer.close()
+        tx.commit()
+    with factory.createConnection() as connection:
+        connection.start()
+        session = connection.createSession()
+        rest = session.createConsumer(session.createQueue(unique_name))
+        assert [rest.receive(5000).getText() for _ in range(2)] == ["three", "four"]
+        assert rest.receive(300) is None
+
+
 def test_close_rolls_back(factory: Any, unique_name: str) -> None:
     with factory.createConnection() as connection:
         tx = connection.createSession(jmspy.SESSION_TRANSACTED)
