@@ -33,6 +33,7 @@ class AsyncReceiveSupport:
         _cv: threading.Condition
         _receiver: AmqpReceiver
         _receive_local_only: bool
+        _receive_no_wait_local_only: bool
         _drain_timeout: int
         _receive_drain_timeout: int
         _buffer: Any
@@ -45,6 +46,8 @@ class AsyncReceiveSupport:
         def _hand_over(self, inbound: InboundDelivery) -> Message: ...
 
         def _wakeup_deferred(self, key: object, wake: Callable[[], None]) -> bool: ...
+
+        def _pull_if_no_prefetch(self) -> None: ...
 
     def set_arrival_hook(self, hook: Callable[[], None] | None) -> None:
         """``hook`` is called (on the engine thread, or on the thread that changed the
@@ -70,10 +73,36 @@ class AsyncReceiveSupport:
 
     def hand_over_waits_for_broker(self) -> bool:
         """Whether ``take_local`` would wait for the broker before it hands a message over:
-        a transacted session must declare its transaction first (after a reconnect lost the
-        one it had, or a declare that failed), up to jms.requestTimeout."""
+        it holds one, and a transacted session must declare its transaction first (after a
+        reconnect lost the one it had, or a declare that failed), up to jms.requestTimeout.
+        ``prepare_hand_over`` makes that wait without taking the message."""
         port = self._port
-        return port.mode == SESSION_TRANSACTED and port.txn_needs_declare()
+        return (
+            port.mode == SESSION_TRANSACTED
+            and bool(self._buffer)
+            and port.connection_port.started()
+            and port.txn_needs_declare()
+        )
+
+    def prepare_hand_over(self) -> None:
+        """Blocks the caller (up to jms.requestTimeout): declare the transaction the next
+        hand-over joins, taking no message, so that ``take_local`` then answers at once. A
+        caller that gives up during the wait (a cancelled asyncio receive) has taken nothing:
+        had the message been taken first, it would be handed over, accepted in the
+        transaction, to nobody. Raises as ``receive()`` does when the declare fails."""
+        self._check_receivable()
+        if self.hand_over_waits_for_broker():
+            self._port.txn_for_work()
+
+    def pull_for_receive(self) -> bool:
+        """What a receive that finds nothing held locally does once, as ``receive()`` does: a
+        consumer without prefetch (jms.prefetchPolicy 0) holds no credit, so one credit is
+        granted for the message it waits for (without it nothing ever arrives). False while
+        the connection is stopped: nothing is asked for then, so ask again once started."""
+        if not self._port.connection_port.started():
+            return False
+        self._pull_if_no_prefetch()
+        return True
 
     def take_local(self) -> Message | None:
         """The next message held locally, handed over (acknowledged per the session mode) as
@@ -94,12 +123,14 @@ class AsyncReceiveSupport:
         # which needs _cv to buffer arrivals.
         return None if inbound is None else self._hand_over(inbound)
 
-    def drain_remote(self) -> None:
-        """What ``receive(timeout)`` does once its time is up, before it returns null: fetch
-        what the broker still holds (a drain bounded by jmspy.receiveDrainTimeout), then
-        restore the credit window. Blocks the caller; a no-op with jmspy.receiveLocalOnly or
-        while the connection is stopped."""
-        if self._receive_local_only or not self._port.connection_port.started():
+    def drain_remote(self, no_wait: bool = False) -> None:
+        """What ``receive(timeout)`` (``no_wait``: ``receiveNoWait()``) does once its time is
+        up, before it returns null: fetch what the broker still holds (a drain bounded by
+        jmspy.receiveDrainTimeout), then restore the credit window. Blocks the caller; a no-op
+        with jmspy.receiveLocalOnly (jms.receiveNoWaitLocalOnly for ``no_wait``) or while the
+        connection is stopped."""
+        local_only = self._receive_no_wait_local_only if no_wait else self._receive_local_only
+        if local_only or not self._port.connection_port.started():
             return
         try:
             self._receiver.drain(

@@ -76,30 +76,43 @@ class MessageConsumer:
         consumer is closed). As the blocking receive, once the time is up the broker is asked
         for what it still holds (a drain) before None is returned."""
         timeout_s = check_receive_timeout(timeout)
-        message = await self._take_local()
-        if message is not None:
-            return asyncio_message(message)
-        return await self._wait(timeout_s)
+        return await self._receive(timeout_s, no_wait=False)
 
     async def receive_no_wait(self) -> Message | None:
         """A message held locally or fetched by one drain, else None."""
-        return await self._wait(0.0)
+        return await self._receive(0.0, no_wait=True)
 
     receiveNoWait = receive_no_wait
 
+    async def _receive(self, timeout_s: float | None, no_wait: bool) -> Message | None:
+        if self._closed:
+            # As the blocking receive on a closed consumer (this one's close may still be on
+            # its way to the engine); a receive already waiting returns None instead.
+            raise IllegalStateException("The MessageConsumer is closed")
+        # Raises as the blocking receive does (closed, failed link, listener on the session).
+        message = await self._take_local()
+        if message is not None:
+            return asyncio_message(message)
+        return await self._wait(timeout_s, no_wait)
+
     async def _take_local(self) -> Message | None:
-        """A message held locally, handed over at once; on the control thread when handing
-        it over waits for the broker (a transaction to declare), never on the event loop."""
+        """A message held locally, handed over at once. When handing it over waits for the
+        broker (a transaction to declare), that wait is made on a control thread first,
+        never on the event loop, and without taking the message: a receive cancelled then
+        leaves it in the buffer."""
         consumer = self._consumer
-        if consumer.hand_over_waits_for_broker():
-            return await self._control.call(consumer.take_local)
+        while consumer.hand_over_waits_for_broker():
+            # Again when a reconnect lost the transaction just declared.
+            await self._control.call(consumer.prepare_hand_over)
         return consumer.take_local()
 
-    async def _wait(self, timeout_s: float | None) -> Message | None:
+    async def _wait(self, timeout_s: float | None, no_wait: bool) -> Message | None:
         loop = self._loop
         consumer = self._consumer
         deadline = None if timeout_s is None else loop.time() + timeout_s
         drained = False
+        # A receiveNoWait asks the broker with its drain, as the blocking one does.
+        pulled = no_wait
         while True:
             if self._closed or consumer.is_closed():
                 return None
@@ -112,12 +125,14 @@ class MessageConsumer:
                     return asyncio_message(message)
                 if consumer.is_closed():
                     continue
+                if not pulled:
+                    pulled = consumer.pull_for_receive()
                 remaining = None if deadline is None else deadline - loop.time()
                 if remaining is not None and remaining <= 0:
                     if drained:
                         return None
                     drained = True
-                    await self._control.call(consumer.drain_remote)
+                    await self._control.call(consumer.drain_remote, no_wait)
                     continue
                 timer = None if remaining is None else loop.call_later(remaining, resolve, waiter)
                 try:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..context import JMSProducer as SyncJMSProducer
 from ..destination import Destination, Queue, Topic
-from ..errors import IllegalStateRuntimeException
+from ..errors import IllegalStateRuntimeException, JMSException, to_runtime
 from ..message import TextMessage
 from ..producer import MessageProducer as SyncProducer
 from ._bridge import Control, SendCompletion
@@ -21,9 +22,51 @@ if TYPE_CHECKING:
 
 __all__ = ["JMSContext", "JMSProducer"]
 
+T = TypeVar("T")
+
+
+async def _runtime(call: Awaitable[T]) -> T:
+    """``await call``, raising the runtime twin of a checked JMS exception, as every method of
+    the blocking JMSContext does (JMS 2.0): code written against it catches
+    IllegalStateRuntimeException, TransactionRolledBackRuntimeException, ..."""
+    try:
+        return await call
+    except JMSException as exc:
+        raise to_runtime(exc) from exc
+
+
+def _runtime_outcome(send: asyncio.Future[None], loop: Any) -> asyncio.Future[None]:
+    """The outcome of ``send`` with a checked JMS exception as its runtime twin: an awaited
+    context send fails as the blocking ``JMSProducer.send`` does (JMSRuntimeException, not a
+    JMSException that ``except JMSRuntimeException`` misses). Cancelling it cancels ``send``
+    (whose send is still bounded and withdrawn at jms.sendTimeout, see Control.track_send)."""
+    outcome: asyncio.Future[None] = loop.create_future()
+
+    def copy(done: asyncio.Future[None]) -> None:
+        if outcome.done():
+            return
+        if done.cancelled():
+            outcome.cancel()
+            return
+        error = done.exception()
+        if error is None:
+            outcome.set_result(None)
+        else:
+            outcome.set_exception(to_runtime(error) if isinstance(error, JMSException) else error)
+
+    def cancel_send(done: asyncio.Future[None]) -> None:
+        if done.cancelled() and not send.done():
+            send.cancel()
+
+    send.add_done_callback(copy)
+    outcome.add_done_callback(cancel_send)
+    return outcome
+
 
 class JMSContext:
-    """A connection and one session, as ``jmspy.JMSContext``, used from the event loop."""
+    """A connection and one session, as ``jmspy.JMSContext``, used from the event loop. Its
+    methods raise the runtime exceptions of the blocking JMSContext; the consumers it creates
+    are asyncio MessageConsumers, which raise what ``MessageConsumer`` raises."""
 
     def __init__(self, connection: Connection, session: Session) -> None:
         self._connection = connection
@@ -53,7 +96,8 @@ class JMSContext:
                 self._producer_lock = asyncio.Lock()
             async with self._producer_lock:
                 if self._producer is None:
-                    self._producer = (await self._session.create_producer(None)).sync
+                    created = await _runtime(self._session.create_producer(None))
+                    self._producer = created.sync
         return JMSProducer(
             SyncJMSProducer(self._check_closed, self._anonymous_producer), self._session.control
         )
@@ -64,10 +108,12 @@ class JMSContext:
         self, destination: Destination, message_selector: str | None = None, no_local: bool = False
     ) -> MessageConsumer:
         self._check_closed()
-        consumer = await self._session.create_consumer(destination, message_selector, no_local)
+        consumer = await _runtime(
+            self._session.create_consumer(destination, message_selector, no_local)
+        )
         if not self._started:
             try:
-                await self._connection.start()
+                await _runtime(self._connection.start())
             except BaseException:
                 # The caller never gets the consumer (the start failed or its await was
                 # cancelled): closed, it does not keep messages from other consumers.
@@ -98,19 +144,19 @@ class JMSContext:
         return self._session
 
     async def commit(self) -> None:
-        await self._session.commit()
+        await _runtime(self._session.commit())
 
     async def rollback(self) -> None:
-        await self._session.rollback()
+        await _runtime(self._session.rollback())
 
     async def recover(self) -> None:
-        await self._session.recover()
+        await _runtime(self._session.recover())
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        await self._connection.close()
+        await _runtime(self._connection.close())
 
     async def __aenter__(self) -> JMSContext:
         return self
@@ -140,7 +186,7 @@ class JMSProducer:
         finally:
             producer.setAsync(previous)
         control.track_send(future, f"an asyncio send to {destination}")
-        return future
+        return _runtime_outcome(future, control.loop)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

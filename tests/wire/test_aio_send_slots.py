@@ -12,7 +12,7 @@ from typing import Any
 
 from proton import Message as AmqpMessage
 
-from jmspy.errors import JMSException
+from jmspy.errors import JMSException, JMSRuntimeException
 
 from .client_support import FAST_OPTIONS, grant_credit, no_credit_on
 from .conftest import PeerFactory
@@ -109,7 +109,7 @@ def test_a_context_send_without_a_free_slot_does_not_stall_the_event_loop(
 
     stall, outcomes = asyncio.run(main())
     assert stall < 0.5, f"the event loop stalled for {stall:.3f} s"
-    assert all(isinstance(o, JMSException) for o in outcomes), outcomes
+    assert all(isinstance(o, JMSRuntimeException) for o in outcomes), outcomes
     assert peer.transfers == []
 
 
