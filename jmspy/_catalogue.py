@@ -1033,7 +1033,10 @@ _SEC_RULES = _rules(
         title="ObjectMessage bodies load no class unless allowed",
         text="getObject on a received pickled ObjectMessage whose body refers to a class not in "
         "jms.deserializationPolicy.allowList raises MessageFormatException naming the class "
-        "and the option; with the class allowed the object loads.",
+        "and the option; with the class allowed the object loads. A body that names a private "
+        "sub-module of an allowed package, names a module or other non-callable object, or "
+        "sets attributes on a class or function it names (rather than on an instance) is "
+        "refused the same way, before the sub-module is imported or anything is changed.",
         source=f"{SECURITY}, ObjectMessage",
         level="client",
     ),

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._amqp.codec import decode_message, node_address
+from ._amqp.redact import peer_text
 from .message import DeserializationPolicy, Message
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ class Wire:
 
     def broker_name(self) -> str:
         """How error messages name the broker: its product and the adapter in use."""
-        product = self.remote_properties().get("product") or "unknown product"
+        # The broker's own text, escaped: it goes into exception messages and log lines.
+        product = peer_text(self.remote_properties().get("product") or "unknown product")
         return f"{product}, adapter {self.adapter.name}"
 
     # ---- addresses and decoding ----------------------------------------------------------

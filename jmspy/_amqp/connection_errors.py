@@ -8,6 +8,7 @@ from proton import Condition
 
 from ..errors import JMSException, JMSSecurityException
 from .engine_errors import IdleTimeoutExpired
+from .redact import peer_text
 from .terms import error_for_condition
 
 __all__ = ["io_failure_text", "transport_error", "engine_failure"]
@@ -43,10 +44,11 @@ def transport_error(display: str, established: bool, cond: Condition | None) -> 
     ):
         if str(cond.name) == "proton:io":
             return JMSException(
-                io_failure_text(display, established, cond.description), str(cond.name)
+                io_failure_text(display, established, peer_text(cond.description)),
+                str(cond.name),
             )
         return JMSSecurityException(
-            f"authentication failed for {display}: {cond.description}", str(cond.name)
+            f"authentication failed for {display}: {peer_text(cond.description)}", str(cond.name)
         )
     return error_for_condition(cond, JMSException, f"connection to {display}")
 

@@ -44,6 +44,7 @@ from .event_loop import shared_loop
 from .links import _context_of, _LinkBase, release_contexts  # noqa: F401 - re-exported
 from .proton_internals import DeliveryRef, LinkRef, delivery_link_ref, wrap_link
 from .receiver import AmqpReceiver as AmqpReceiver  # re-exported
+from .redact import peer_text
 from .sender import AmqpSender as AmqpSender  # re-exported
 from .sender import PendingSend  # noqa: F401 - re-exported
 from .session import AmqpSession, _session_context
@@ -586,8 +587,9 @@ class AmqpConnection:
         log.info(
             "connected to %s (%s %s), offered capabilities %s",
             self.endpoint.display(),
-            self.remote_properties.get("product", "unknown product"),
-            self.remote_properties.get("version", ""),
+            # The broker chose these strings: escaped, they cannot forge a log line.
+            peer_text(self.remote_properties.get("product", "unknown product")),
+            peer_text(self.remote_properties.get("version", "")),
             sorted(self.remote_offered_capabilities),
         )
         # Succeed after the events already received: a peer refusing the connection may send

@@ -32,3 +32,19 @@ def redact_frame(message: str) -> str:
         head = redacted.split("[", 1)[0]
         return f"{head}[<fields redacted>]"
     return redacted
+
+
+# Control characters (C0, DEL, C1) and the Unicode format characters that reorder or hide text
+# (bidi overrides, zero-width marks). Text the peer chose - its product and version, the
+# description of an error condition - reaches log lines and exception messages; unescaped, a
+# line feed there forges a log record and an escape sequence rewrites the operator's terminal.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def peer_text(value: object) -> str:
+    """``value`` (text a peer sent) as ``str`` with its control characters escaped (``\\n``
+    as the two characters ``\\`` and ``n``, others as ``\\xNN`` or ``\\uNNNN``)."""
+    text = str(value)
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

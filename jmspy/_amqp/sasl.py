@@ -27,6 +27,7 @@ from typing import Any
 from proton import Data, Described
 
 from ..errors import JMSException, JMSSecurityException
+from .redact import peer_text
 
 log = logging.getLogger("jmspy.sasl")
 _frame_log = logging.getLogger("jmspy.frames")
@@ -47,6 +48,11 @@ _SCRAM = {"SCRAM-SHA-512": "sha512", "SCRAM-SHA-256": "sha256", "SCRAM-SHA-1": "
 # no credentials when some were configured would hide a configuration mistake).
 PREFERENCE = ("SCRAM-SHA-512", "SCRAM-SHA-256", "EXTERNAL", "SCRAM-SHA-1", "PLAIN", "ANONYMOUS")
 SUPPORTED = frozenset(PREFERENCE)
+
+# A SASL frame is buffered whole before it is read, so its announced size is bounded (the
+# size field alone could make the client hold up to 4 GiB). AMQP allows 512 bytes before open
+# (section 2.7.1); the bound leaves room for servers that send larger challenges.
+MAX_SASL_FRAME = 64 * 1024
 
 
 def parse_mechanisms(value: str | None) -> tuple[str, ...] | None:
@@ -119,6 +125,12 @@ class SaslClient:
                 raise JMSException(
                     f"SASL with {self._where}: malformed frame (size {size}, type {frame_type})"
                 )
+            if size > MAX_SASL_FRAME:
+                raise JMSSecurityException(
+                    f"SASL with {self._where}: the server announced a frame of {size} bytes, "
+                    f"more than the {MAX_SASL_FRAME} a SASL frame may have",
+                    "amqp:sasl:frame-too-large",
+                )
             if len(self._buf) < size:
                 break
             body = bytes(self._buf[doff * 4 : size])
@@ -151,8 +163,10 @@ class SaslClient:
             else:
                 shown = "[challenge=<redacted>]"
             self._trace_frame("<-", f"@{names.get(code, hex(code))}({code}) {shown}")
+        self._check_order(code)
         if code == _MECHANISMS:
-            self.offered = _symbols(fields[0] if fields else None)
+            # The names are the server's text, shown in logs and errors: escaped.
+            self.offered = tuple(peer_text(m) for m in _symbols(fields[0] if fields else None))
             self.mechanism = self._choose()
             initial = self._begin(self.mechanism)
             log.debug(
@@ -169,7 +183,7 @@ class SaslClient:
             return _encode(_INIT, [_Sym(self.mechanism), initial, self._hostname])
         if code == _CHALLENGE:
             challenge = _bytes(fields[0] if fields else b"")
-            assert self._step is not None
+            assert self._step is not None  # _check_order refused a challenge without a step
             response = self._step(challenge)
             self._trace_frame("->", f"@sasl-response({_RESPONSE}) [response=<redacted>]")
             return _encode(_RESPONSE, [response if response is not None else b""])
@@ -179,6 +193,26 @@ class SaslClient:
             self._on_outcome(outcome, additional)
             return b""
         raise JMSException(f"SASL with {self._where}: unexpected frame {code:#x}")
+
+    def _check_order(self, code: int) -> None:
+        """The server offers mechanisms once, before anything else (AMQP 1.0 section 5.3.2),
+        and challenges only a mechanism that has further steps. An outcome before the client
+        chose a mechanism would end the exchange with no authentication at all: a client
+        restricted to SCRAM (which checks the server knows the password) would accept any
+        server."""
+        if code == _MECHANISMS:
+            problem = "offered mechanisms a second time" if self.offered else ""
+        elif self.mechanism is None:
+            problem = "sent a SASL challenge or outcome before offering any mechanism"
+        elif code == _CHALLENGE and self._step is None:
+            problem = f"sent a challenge, which {self.mechanism} does not have"
+        else:
+            problem = ""
+        if problem:
+            raise JMSSecurityException(
+                f"SASL with {self._where}: the server {problem}; no authentication took place",
+                "amqp:sasl:protocol",
+            )
 
     def _on_outcome(self, outcome: int, additional: bytes | None) -> None:
         name = _OUTCOMES.get(outcome, str(outcome))

@@ -25,6 +25,7 @@ from ..errors import (
     TransactionRolledBackException,
 )
 from .dispatch_probe import PROBE_MS_KEY
+from .redact import peer_text
 
 if TYPE_CHECKING:
     from .proton_internals import DeliveryHandle
@@ -75,8 +76,9 @@ def error_for_condition(
     if condition is None:
         return default(f"{context}: closed by the remote peer without an error")
     name = str(condition.name)
-    description = condition.description or ""
-    text = f"{context}: {name}" + (f" ({description})" if description else "")
+    # The peer's text, escaped: the exception's message ends up in log lines.
+    description = peer_text(condition.description or "")
+    text = f"{context}: {peer_text(name)}" + (f" ({description})" if description else "")
     exc_type: type[JMSException] = default
     if name == "amqp:unauthorized-access":
         exc_type = JMSSecurityException

@@ -30,6 +30,7 @@ import logging
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 
 from ..errors import JMSException, JMSSecurityException
 from ..options import ConnectionOptions
@@ -102,8 +103,12 @@ def _load_client_certificate(context: ssl.SSLContext, options: ConnectionOptions
 def _load_pem(
     context: ssl.SSLContext, cert: str, key: str | None, password: str | None, option: str
 ) -> None:
+    # Without a password OpenSSL would ask for one on the controlling terminal and wait there
+    # (a service started from a shell hangs in its connect); an empty one makes an encrypted
+    # key fail at once, with the error below.
+    secret: str | Callable[[], str] = password if password is not None else _no_password
     try:
-        context.load_cert_chain(cert, key, password)
+        context.load_cert_chain(cert, key, secret)
     except (ssl.SSLError, OSError, ValueError) as exc:
         where = f"{option}={cert!r}" + (f" / transport.keyLocation={key!r}" if key else "")
         raise JMSException(
@@ -112,6 +117,10 @@ def _load_pem(
             "a wrong transport.keyStorePassword gives this error too)",
             linked=exc,
         ) from None
+
+
+def _no_password() -> str:
+    return ""
 
 
 def _load_pkcs12(context: ssl.SSLContext, path: str, password: str | None) -> None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import io
 import pickle
+import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from jmspy.errors import MessageFormatException
 
@@ -83,19 +84,24 @@ class DeserializationPolicy:
         return bool(module) and self._verdict(module, name) is not None
 
     def _verdict(self, module: str, name: str) -> str | None:
-        """None (refused), "any" (load whatever it names) or "class" (only a class of module)."""
+        """None (refused), "all" (``*``: load whatever it names), "any" (an exact entry: the
+        class or function it names) or "class" (only a class defined in module)."""
         if self.is_denied(module, name):
             return None
         if "*" in self.allow_list:
-            return "any"
+            return "all"
         if not _is_public_name(name):
             return None
         full_name = f"{module}.{name}"
         if full_name in self.allow_list:
             return "any"
         if "." not in name and any(
-            module == entry or module.startswith(entry + ".") for entry in self.allow_list
+            module == entry
+            or (module.startswith(entry + ".") and _is_public_name(module[len(entry) + 1 :]))
+            for entry in self.allow_list
         ):
+            # The sub-module is imported before the class in it can be checked: a private
+            # one (``pkg.__main__``, ``pkg._cli``) may run code on import, so none is named.
             return "class"
         return None
 
@@ -111,10 +117,14 @@ class DeserializationPolicy:
                     f"loaded: {exc}",
                     linked=exc,
                 ) from exc
-            if verdict == "any" or (
-                isinstance(obj, type)
-                and getattr(obj, "__module__", None) == module
-                and getattr(obj, "__qualname__", None) == name
+            if (
+                verdict == "all"
+                or (verdict == "any" and (isinstance(obj, type) or _is_function(obj)))
+                or (
+                    isinstance(obj, type)
+                    and getattr(obj, "__module__", None) == module
+                    and getattr(obj, "__qualname__", None) == name
+                )
             ):
                 return obj
         raise MessageFormatException(
@@ -122,6 +132,12 @@ class DeserializationPolicy:
             f"policy does not allow; add it (or its package) to "
             f"jms.deserializationPolicy.allowList to allow it"
         )
+
+
+def _is_function(obj: Any) -> bool:
+    # An exact entry admits a class or a function. A module, or a module-level dict or list,
+    # is shared process state that the unpickler's BUILD/SETITEMS/APPENDS would write into.
+    return callable(obj) and not isinstance(obj, types.ModuleType)
 
 
 _DEFAULT_POLICY = DeserializationPolicy()
@@ -134,15 +150,52 @@ _ALWAYS_ALLOWED = frozenset(
 )
 
 
-class _PolicyUnpickler(pickle.Unpickler):
+class _PolicyUnpickler(pickle._Unpickler):
+    """The pure-Python unpickler, so that BUILD can be checked (the C one has no hook).
+
+    BUILD applied to an object that ``find_class`` returned (a class, a function) sets
+    attributes on it: ``(None, {"is_admin": True})`` on an allowed class would change that
+    class for the whole process, and ``__defaults__`` on an allowed function its defaults. A
+    pickle of an instance never does that (BUILD follows the REDUCE/NEWOBJ that made it), so
+    BUILD on a global is refused.
+    """
+
+    dispatch: ClassVar[dict[int, Callable[[pickle.Unpickler], None]]] = dict(
+        pickle._Unpickler.dispatch
+    )
+
     def __init__(self, data: bytes, policy: DeserializationPolicy) -> None:
         # fix_imports=False: the names the policy checks are the names that get imported
         # (with it, Python 2 names are silently mapped to other modules after the check).
         super().__init__(io.BytesIO(data), fix_imports=False)
         self._policy = policy
+        # ids of what find_class returned; the objects are module globals and outlive load().
+        self._globals: set[int] = set()
 
     def find_class(self, module: str, name: str) -> Any:
         if f"{module}.{name}" in _ALWAYS_ALLOWED:
-            return super().find_class(module, name)
-        load = super().find_class
-        return self._policy.admits(module, name, lambda: load(module, name))
+            obj = super().find_class(module, name)
+        else:
+            load = super().find_class
+            obj = self._policy.admits(module, name, lambda: load(module, name))
+        self._globals.add(id(obj))
+        return obj
+
+    def _load_build(self) -> None:
+        stack: list[Any] = self.stack  # type: ignore[attr-defined]
+        target = stack[-2] if len(stack) >= 2 else None
+        if id(target) in self._globals or isinstance(target, type | types.ModuleType):
+            raise MessageFormatException(
+                f"ObjectMessage body sets attributes of {_qualified(target)} itself (BUILD on "
+                "a class or function, not on an instance of it); refused, as it would change "
+                "that object for the whole process"
+            )
+        pickle._Unpickler.load_build(self)  # type: ignore[attr-defined]
+
+    dispatch[pickle.BUILD[0]] = _load_build  # type: ignore[assignment]
+
+
+def _qualified(obj: Any) -> str:
+    module = getattr(obj, "__module__", None) or getattr(obj, "__name__", "?")
+    name = getattr(obj, "__qualname__", None) or type(obj).__name__
+    return f"{module}.{name}"
