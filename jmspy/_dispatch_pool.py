@@ -7,9 +7,11 @@ to a pool of N threads instead, so the thread count does not grow with the conne
 JMS session semantics are kept: a session is run by at most one pool thread at a time (its
 listener calls are never concurrent and stay in order), and while a pool thread runs a
 session it is that session's dispatch thread (``running``), so the rules about what a listener
-may call on its own session and connection still apply. A session gets at most ``_TURN``
-deliveries per turn before the next ready session gets its turn, so one busy session cannot
-starve the others; a listener that blocks holds one of the N threads.
+may call on its own session and connection still apply. A session's turn runs the work that
+was ready when it began (a listener run of at most LISTENER_RUN messages, or a batch, per
+consumer; at most ``_TURN`` of them), and the work a run asks for as it ends waits for the
+session's next turn, behind the other ready sessions, so one busy session cannot starve the
+others; a listener that blocks holds one of the N threads.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jmspy.session")
 
-# Deliveries one session gets per turn before the pool moves on to the next ready session.
+# At most this many dispatches (listener runs or batches) per turn of one session.
 _TURN = 64
 
 _pools: dict[int, DispatchPool] = {}

@@ -383,6 +383,9 @@ class MessageConsumer(
             self._port.ensure_dispatcher()
             with self._cv:
                 pending = len(self._buffer)
+                # Asked for below when messages wait, else by the next arrival. A flag left
+                # set by a turn a batch listener took meanwhile would keep arrivals from asking.
+                self._dispatch_signalled = bool(pending)
             if pending:
                 self._port.signal_ready(self)  # a run asks for more turns while some remain
             else:
@@ -420,7 +423,9 @@ class MessageConsumer(
         self._receiver.ensure_window(batchSize)
         self._port.ensure_dispatcher()
         with self._cv:
-            pending = len(self._buffer)
+            # A run of the MessageListener this one replaces puts the messages it took back
+            # as it ends, and asks no turn for a batch listener: this turn finds them then.
+            pending = len(self._buffer) or self._run_thread is not None
         if pending:
             self._port.signal_ready(self)
 

@@ -144,8 +144,13 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
     def _redeliver_locally(self, inbounds: list[InboundDelivery]) -> None:
         """Session.recover(): put delivered-unacknowledged messages back at the front of the
         buffer, in their original order, counted as one more delivery attempt."""
+        epoch = self._receiver.connection.epoch
         for inbound in inbounds:
             _mark_redelivered(inbound.message)
+            if inbound.epoch == epoch:
+                # Its credit was counted when it was taken and is counted again when it is
+                # taken next (HandOver._take): else each recover widens the window by one.
+                self._receiver.credit_unconsumed()
         with self._cv:
             self._return_run()  # recover() from the listener: before the rest of its run
             self._buffer.extendleft(reversed(inbounds))

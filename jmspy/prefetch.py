@@ -184,6 +184,13 @@ class BufferedDelivery:
         only the dispatch thread touches the run."""
         run = self._run
         if run and (self._run_thread is None or self._run_thread is threading.current_thread()):
+            # Their credit was counted when the run took them and is counted again when they
+            # are taken next: give it back, else every run that ends early (a stop, a listener
+            # change, a recover or rollback from the listener) widens the window by its rest.
+            epoch = self._receiver.connection.epoch
+            for inbound in run:
+                if inbound.epoch == epoch:
+                    self._receiver.credit_unconsumed()
             self._buffer.extendleft(run)  # reversed already: back in arrival order
             run.clear()
 

@@ -69,28 +69,32 @@ class SessionDispatch:
     def _dispatch_loop(self) -> None:
         connection = self._connection_port
         while True:
-            # Batch listeners waiting to fill a batch need a wake-up at their deadline.
-            timeout = None
-            if self._batch_deadlines:
-                timeout = max(0.0, min(self._batch_deadlines.values()) - time.monotonic())
+            # Batch listeners waiting to fill a batch need a turn at their deadline, checked
+            # at every turn: while other consumers of the session keep work queued, waiting
+            # for the queue to empty would hold a partial batch past its timeout.
+            timeout = self._queue_due_batches()
             try:
                 consumer = self._ready.get(timeout=timeout)
             except queue.Empty:
-                now = time.monotonic()
-                due = [c for c, d in self._batch_deadlines.items() if d <= now]
-                for c in due:
-                    del self._batch_deadlines[c]
-                consumer = due[0] if due else None
-                for c in due[1:]:
-                    self._ready.put(c)
-                if consumer is None:
-                    continue
+                continue
             if consumer is None:
                 return
             if not connection.wait_started(lambda: None):
                 return
             if not self._dispatch_ready(consumer):
                 return
+
+    def _queue_due_batches(self) -> float | None:
+        """Queue a turn for each batch consumer whose pending batch is due (behind the work
+        already queued); returns the seconds until the next deadline, or None."""
+        deadlines = self._batch_deadlines
+        if not deadlines:
+            return None
+        now = time.monotonic()
+        for consumer in [c for c, d in deadlines.items() if d <= now]:
+            del deadlines[consumer]
+            self._ready.put(consumer)
+        return max(0.0, min(deadlines.values()) - now) if deadlines else None
 
     def _dispatch_ready(self, consumer: MessageConsumer) -> bool:
         """Deliver what ``consumer`` has ready; False once the session is closed."""
@@ -124,15 +128,16 @@ class SessionDispatch:
         return True
 
     def _dispatch_some(self, limit: int) -> tuple[bool, float | None]:
-        """One turn on the shared dispatch pool: at most ``limit`` deliveries, without
+        """One turn on the shared dispatch pool: at most ``limit`` dispatches, without
         waiting. Returns whether more is ready and the next batch-listener deadline. While
         the connection is stopped the work stays queued; start() signals it again."""
-        now = time.monotonic()
-        for consumer in [c for c, d in self._batch_deadlines.items() if d <= now]:
-            del self._batch_deadlines[consumer]
-            self._ready.put(consumer)
+        self._queue_due_batches()
         connection = self._connection_port
-        for _ in range(limit):
+        # What was ready when the turn began, and no more: a listener run asks for the next
+        # one as it ends, and taking that too kept the pool thread for up to ``limit`` runs
+        # of one consumer while other sessions waited. Now it waits for the session's next
+        # turn, behind the sessions that were ready meanwhile.
+        for _ in range(min(limit, self._ready.qsize())):
             if self._closed or not connection.started():
                 return False, None
             try:
