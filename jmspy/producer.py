@@ -60,6 +60,11 @@ def _naming_destination(exc: JMSException, destination: Destination) -> JMSExcep
     return named
 
 
+def _ended(link: AmqpSender) -> bool:
+    """Whether a link can take no more sends: closed, or ended by the broker or a failure."""
+    return link.closed or link.failure is not None
+
+
 class CompletionListener(Protocol):
     """``jakarta.jms.CompletionListener``: the outcome of an asynchronous send, called on the
     session's completion thread (any object with these two methods will do)."""
@@ -166,9 +171,10 @@ class MessageProducer(MessageProducerTwins):
                 self._port.mode, None if destination is None else destination.is_topic
             ),
         )
-        # The producer's one link: its end is the producer's (an anonymous producer makes a
-        # link per destination and carries on without one of them).
-        owns_producer = destination is not None and destination == self._destination
+        # The producer's one link: its end is the producer's. That is the fixed producer's
+        # link and an anonymous producer's relay link (both None here); an anonymous producer
+        # without the relay makes a link per destination and carries on without one of them.
+        owns_producer = destination == self._destination
 
         def hook(sender: AmqpSender) -> None:
             # Before the attach: the broker may detach the link as soon as it answers it.
@@ -198,6 +204,12 @@ class MessageProducer(MessageProducerTwins):
             ]:
                 self._close_fallback_link(idle)
         link = self._links.pop(destination, None)
+        if link is not None and _ended(link):
+            # The broker detached it (a deleted queue, a lost link): it is gone, so it leaves
+            # the cache and the send attaches a new one, as Qpid JMS's fallback producer does
+            # (left cached, it would fail every later send to the destination).
+            self._fallback_used.pop(destination, None)
+            link = None
         if link is None:
             # Room for the new link: the least recently used ones go first.
             while self._links and len(self._links) >= max(self._fallback_size, 1):
@@ -215,7 +227,11 @@ class MessageProducer(MessageProducerTwins):
         link is closed and they are reported unknown; the producer's close closes it too."""
         link = self._links.pop(destination)
         self._fallback_used.pop(destination, None)
-        self._retiring = [retiring for retiring in self._retiring if not retiring.closed]
+        # A link the broker ended (or that was closed) has nothing left to settle; kept here,
+        # each one would stay for the producer's life.
+        self._retiring = [retiring for retiring in self._retiring if not _ended(retiring)]
+        if _ended(link):
+            return
         self._retiring.append(link)
         within_s = (self._send_timeout + self._close_timeout) / 1000.0
         link.retire(
