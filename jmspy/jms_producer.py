@@ -218,6 +218,63 @@ class JMSProducer(JMSProducerTwins):
         """The value of property ``name`` as set, or None."""
         return self._properties.get(name)
 
+    def _converted(self, name: str, getter: Callable[[Message, str], Any]) -> Any:
+        # The message property conversion table (rule JMS-45) applies as on a Message: the
+        # value is read back through a scratch message holding it.
+        probe = Message()
+        if name in self._properties:
+            probe.setObjectProperty(name, self._properties[name])
+        return getter(probe, name)
+
+    @runtime
+    def getBooleanProperty(self, name: str) -> bool:
+        """Property ``name`` as a boolean (false when unset); MessageFormatRuntimeException
+        when its type does not convert (the conversion table of Message properties)."""
+        return bool(self._converted(name, Message.getBooleanProperty))
+
+    @runtime
+    def getByteProperty(self, name: str) -> int:
+        """Property ``name`` as a byte; NumberFormatException when unset or not a number,
+        MessageFormatRuntimeException when its type does not convert."""
+        return int(self._converted(name, Message.getByteProperty))
+
+    @runtime
+    def getShortProperty(self, name: str) -> int:
+        """Property ``name`` as a short; NumberFormatException when unset or not a number,
+        MessageFormatRuntimeException when its type does not convert."""
+        return int(self._converted(name, Message.getShortProperty))
+
+    @runtime
+    def getIntProperty(self, name: str) -> int:
+        """Property ``name`` as an int; NumberFormatException when unset or not a number,
+        MessageFormatRuntimeException when its type does not convert."""
+        return int(self._converted(name, Message.getIntProperty))
+
+    @runtime
+    def getLongProperty(self, name: str) -> int:
+        """Property ``name`` as a long; NumberFormatException when unset or not a number,
+        MessageFormatRuntimeException when its type does not convert."""
+        return int(self._converted(name, Message.getLongProperty))
+
+    @runtime
+    def getFloatProperty(self, name: str) -> float:
+        """Property ``name`` as a float; NumberFormatException when unset or not a number,
+        MessageFormatRuntimeException when its type does not convert."""
+        return float(self._converted(name, Message.getFloatProperty))
+
+    @runtime
+    def getDoubleProperty(self, name: str) -> float:
+        """Property ``name`` as a double; NumberFormatException when unset or not a number,
+        MessageFormatRuntimeException when its type does not convert."""
+        return float(self._converted(name, Message.getDoubleProperty))
+
+    @runtime
+    def getStringProperty(self, name: str) -> str | None:
+        """Property ``name`` as a string (None when unset); MessageFormatRuntimeException
+        when its type does not convert."""
+        value = self._converted(name, Message.getStringProperty)
+        return None if value is None else str(value)
+
     @runtime
     def setJMSCorrelationID(self, correlationID: str | None) -> JMSProducer:
         """Set the JMSCorrelationID of messages sent; returns this producer.

@@ -65,6 +65,22 @@ class JMSProducerTwins:
 
         def getObjectProperty(self, name: str) -> Any: ...
 
+        def getBooleanProperty(self, name: str) -> bool: ...
+
+        def getByteProperty(self, name: str) -> int: ...
+
+        def getShortProperty(self, name: str) -> int: ...
+
+        def getIntProperty(self, name: str) -> int: ...
+
+        def getLongProperty(self, name: str) -> int: ...
+
+        def getFloatProperty(self, name: str) -> float: ...
+
+        def getDoubleProperty(self, name: str) -> float: ...
+
+        def getStringProperty(self, name: str) -> str | None: ...
+
         def setJMSCorrelationID(self, correlationID: str | None) -> JMSProducer: ...
 
         def getJMSCorrelationID(self) -> str | None: ...
@@ -156,6 +172,38 @@ class JMSProducerTwins:
     def get_object_property(self, name: str) -> Any:
         """Twin of :meth:`JMSProducer.getObjectProperty` (calls it by name)."""
         return self.getObjectProperty(name)
+
+    def get_boolean_property(self, name: str) -> bool:
+        """Twin of :meth:`JMSProducer.getBooleanProperty` (calls it by name)."""
+        return self.getBooleanProperty(name)
+
+    def get_byte_property(self, name: str) -> int:
+        """Twin of :meth:`JMSProducer.getByteProperty` (calls it by name)."""
+        return self.getByteProperty(name)
+
+    def get_short_property(self, name: str) -> int:
+        """Twin of :meth:`JMSProducer.getShortProperty` (calls it by name)."""
+        return self.getShortProperty(name)
+
+    def get_int_property(self, name: str) -> int:
+        """Twin of :meth:`JMSProducer.getIntProperty` (calls it by name)."""
+        return self.getIntProperty(name)
+
+    def get_long_property(self, name: str) -> int:
+        """Twin of :meth:`JMSProducer.getLongProperty` (calls it by name)."""
+        return self.getLongProperty(name)
+
+    def get_float_property(self, name: str) -> float:
+        """Twin of :meth:`JMSProducer.getFloatProperty` (calls it by name)."""
+        return self.getFloatProperty(name)
+
+    def get_double_property(self, name: str) -> float:
+        """Twin of :meth:`JMSProducer.getDoubleProperty` (calls it by name)."""
+        return self.getDoubleProperty(name)
+
+    def get_string_property(self, name: str) -> str | None:
+        """Twin of :meth:`JMSProducer.getStringProperty` (calls it by name)."""
+        return self.getStringProperty(name)
 
     def set_jms_correlation_id(self, correlationID: str | None) -> JMSProducer:
         """Twin of :meth:`JMSProducer.setJMSCorrelationID` (calls it by name)."""

@@ -173,3 +173,32 @@ def test_set_async_refuses_what_is_not_a_completion_listener(
         assert producer.setAsync(None).getAsync() is None
     finally:
         context.close()
+
+
+def test_jms_producer_typed_property_getters_follow_the_conversion_table(
+    peer: ScriptedPeer, clients: Clients
+) -> None:
+    # JMS 2.0 JMSProducer has the typed getters of Message; a Java program that reads back
+    # what it set ports as it is. A type that does not convert is a
+    # MessageFormatRuntimeException (the runtime twin of the Message getter's exception).
+    context = clients.factory(peer).createContext()
+    try:
+        producer = context.createProducer()
+        producer.setProperty("count", "12").setProperty("ratio", 1.5).setProperty("on", True)
+        assert producer.getIntProperty("count") == 12
+        assert producer.get_long_property("count") == 12
+        assert producer.getStringProperty("ratio") == "1.5"
+        assert producer.getDoubleProperty("ratio") == 1.5
+        assert producer.getBooleanProperty("on") is True
+        assert producer.getBooleanProperty("unset") is False
+        assert producer.getStringProperty("unset") is None
+        with pytest.raises(jmspy.MessageFormatRuntimeException):
+            producer.getIntProperty("ratio")
+        with pytest.raises(jmspy.MessageFormatRuntimeException):
+            producer.getByteProperty("on")
+        with pytest.raises(jmspy.NumberFormatException):
+            producer.getShortProperty("unset")
+        with pytest.raises(jmspy.NumberFormatException):
+            producer.getFloatProperty("unset")
+    finally:
+        context.close()
