@@ -111,6 +111,11 @@ class BatchDelivery:
         if self._deferred_close:
             self._close_internal()
             return None
+        held_until = self._session._listener_held_until()
+        if held_until is not None and self._port.mode == SESSION_TRANSACTED:
+            # A failed declare holds the session's deliveries back (the batch went back to
+            # the buffer): the next turn is at the end of the pause, not now.
+            return held_until
         with self._cv:
             remaining = len(self._buffer)
         if remaining and not self._close_requested:
@@ -132,7 +137,19 @@ class BatchDelivery:
             for inbound in batch:
                 session.track_unacked(inbound)
         elif mode == SESSION_TRANSACTED:
-            self._receiver.settle_many(batch, "accepted", txn_id=session.txn_for_work()[0])
+            txn_id = self._session._txn_for_listener()
+            if txn_id is None:
+                # No transaction to accept it in (a declare refused or unanswered): the batch
+                # goes back in front of the buffer, in order, with the credit its messages
+                # used; the session tries again after a backoff pause (_dispatch_batch).
+                epoch = self._receiver.connection.epoch
+                with self._cv:
+                    for inbound in batch:
+                        if inbound.epoch == epoch:
+                            self._receiver.credit_unconsumed()
+                    self._buffer.extendleft(reversed(batch))
+                return
+            self._receiver.settle_many(batch, "accepted", txn_id=txn_id)
         elif mode in NOT_ACKNOWLEDGED:
             # Consumed as handed over (JMS-68); the link is presettled, nothing goes on the wire.
             self._receiver.settle_many(batch, "accepted")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ._ports import SessionPort
     from .consumer import ListenerLike
     from .destination import Destination
+    from .session import Session
     from .tracing import ConsumerTracing
 
 __all__ = ["ListenerDelivery"]
@@ -54,7 +55,10 @@ class ListenerDelivery:
 
     if TYPE_CHECKING:
         _port: SessionPort
+        _session: Session
         _receiver: AmqpReceiver
+        _cv: threading.Condition
+        _run: list[InboundDelivery]
         _destination: Destination
         _closed: bool
         _tracing: ConsumerTracing | None
@@ -63,6 +67,8 @@ class ListenerDelivery:
         def _redeliver_locally(self, inbounds: list[InboundDelivery]) -> None: ...
 
         def _failed_delivery(self, inbound: InboundDelivery) -> None: ...
+
+        def _return_run(self) -> None: ...
 
     def _listener_failed(self, exc: BaseException, what: str) -> None:
         """A listener raised: logged with what becomes of the message in this mode. Anything,
@@ -120,7 +126,17 @@ class ListenerDelivery:
         if mode in ACKNOWLEDGED_BY_APPLICATION:
             session.track_unacked(inbound)
         elif mode == SESSION_TRANSACTED:
-            self._receiver.settle(inbound, "accepted", txn_id=session.txn_for_work()[0])
+            txn_id = self._session._txn_for_listener()
+            if txn_id is None:
+                # No transaction to accept it in (a declare refused or unanswered): it goes
+                # back in front of the rest of the run, which goes back to the buffer now, in
+                # order and with its credit; the run ends here (nothing is left in it), and the
+                # session gives the consumer its next turn after a backoff pause.
+                with self._cv:
+                    self._run.append(inbound)  # the run is reversed: its end is its front
+                    self._return_run()
+                return
+            self._receiver.settle(inbound, "accepted", txn_id=txn_id)
         elif mode in NOT_ACKNOWLEDGED:
             # Consumed as it is handed over, as Qpid JMS does (JMS-68): a listener that raises
             # gets nothing again. The link is presettled: only local state is freed.

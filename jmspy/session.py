@@ -120,6 +120,10 @@ class Session(
         self._txn_failure: JMSException | None = None
         # The transaction a commit() sent its discharge for (see _close_within_deadline).
         self._committing_txn: bytes | None = None
+        # Listener deliveries held back by a failed declare: tried again at this monotonic
+        # time, after a pause that doubles at each failure (see _txn_for_listener).
+        self._declare_retry_at = 0.0
+        self._declare_retry_s = 0.0
         if mode == SESSION_TRANSACTED:
             try:
                 self._current_txn()
@@ -144,7 +148,7 @@ class Session(
             check_closed=self._check_closed,
             is_closing=lambda: self._closing or self._closed,
             ensure_dispatcher=self._ensure_dispatcher,
-            signal_ready=self._signal_ready,
+            signal_ready=self._signal_ready_or_hold,
             has_listener=self._has_listener,
             wait_for_listener=self._wait_for_listener,
             listener_waits=self._listener_waits,

@@ -8,6 +8,7 @@ A mixin of :class:`jmspy.session.Session`, which holds the state it reads and wr
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from ._amqp.completion import WaitScope
-    from ._ports import ConsumerHooks
+    from ._ports import ConnectionPort, ConsumerHooks
     from ._provider import Provider, ProviderSession
     from .connection import Connection
     from .consumer import MessageConsumer
@@ -31,6 +32,13 @@ __all__ = ["SessionTransactions"]
 
 
 log = logging.getLogger("jmspy.session")
+
+# A listener delivery that could not declare its transaction is tried again after this pause,
+# doubled at each further failure up to the cap: a broker that keeps refusing declares (or
+# never answers them) is asked a few times a second at first, then every few seconds, instead
+# of once for every message the consumer holds.
+DECLARE_RETRY_FIRST_S = 0.1
+DECLARE_RETRY_MAX_S = 5.0
 
 
 class SessionTransactions:
@@ -50,10 +58,18 @@ class SessionTransactions:
     _delivery_lock: Any
     _closing: bool
     _api_waits: WaitScope
+    _connection_port: ConnectionPort
+    _batch_deadlines: dict[MessageConsumer, float]
+    _declare_retry_at: float
+    _declare_retry_s: float
 
     if TYPE_CHECKING:
 
         def _check_closed(self) -> None: ...
+
+        def _signal_ready(self, consumer: MessageConsumer, count: int = 1) -> None: ...
+
+        def _is_dispatch_thread(self, thread: threading.Thread) -> bool: ...
 
         def _check_not_completion_thread(self, what: str) -> None: ...
 
@@ -99,6 +115,58 @@ class SessionTransactions:
         txn_id = self._current_txn()
         self._txn_has_work = True
         return txn_id, self._txn_epoch
+
+    def _txn_for_listener(self) -> bytes | None:
+        """Session dispatch thread: the transaction a listener delivery joins, or None when
+        there is none to join now (a declare the broker refused or did not answer, now or
+        less than a backoff pause ago). The caller then keeps its messages, in front and in
+        order, and ends its run; :meth:`_signal_ready_or_hold` gives the consumer its next
+        turn once the pause is over. Nothing is lost and nothing overtakes them."""
+        if self._txn_needs_declare() and time.monotonic() < self._declare_retry_at:
+            return None
+        try:
+            txn_id = self._txn_for_work()[0]
+        except JMSException as exc:
+            pause = min(DECLARE_RETRY_MAX_S, max(DECLARE_RETRY_FIRST_S, 2 * self._declare_retry_s))
+            self._declare_retry_s = pause
+            self._declare_retry_at = time.monotonic() + pause
+            amqp = self._amqp_connection
+            if not self._closing and amqp.failure is None:
+                # Only the ExceptionListener can tell the application that its listener gets
+                # nothing for now (the delivery happens on the dispatch thread).
+                self._connection_port.notify_exception_listener(
+                    JMSException(
+                        "a message listener delivery could not start a transaction "
+                        f"({exc.reason}); its messages are kept and delivered again in "
+                        f"{int(pause * 1000)} ms at the earliest",
+                        linked=exc,
+                    )
+                )
+            return None
+        # A transaction again: nothing is held back any more, and the next failure starts
+        # with the shortest pause.
+        self._declare_retry_s = self._declare_retry_at = 0.0
+        return txn_id
+
+    def _listener_held_until(self) -> float | None:
+        """When listener deliveries held back by a failed declare are tried again, or None
+        when none are held back."""
+        retry_at = self._declare_retry_at
+        return retry_at if time.monotonic() < retry_at else None
+
+    def _signal_ready_or_hold(self, consumer: MessageConsumer, count: int = 1) -> None:
+        """SessionPort.signal_ready: a consumer's request for a dispatch turn. On the dispatch
+        thread while listener deliveries are held back (a failed declare), the turn is
+        queued for the end of the pause instead of now: the run that just ended asks for its
+        next turn at once, and granting it would declare again at once, in a loop."""
+        retry_at = self._listener_held_until() if self._mode == SESSION_TRANSACTED else None
+        if retry_at is not None and self._is_dispatch_thread(threading.current_thread()):
+            # Only the dispatch thread touches the deadlines, and it reads them again before
+            # it next waits (a turn of the shared pool returns the earliest as its timer).
+            due = self._batch_deadlines.get(consumer)
+            self._batch_deadlines[consumer] = retry_at if due is None else min(due, retry_at)
+            return
+        self._signal_ready(consumer, count)
 
     def _txn_lost(self) -> None:
         """The transport that carried the transaction was lost: the broker rolled it back."""
@@ -233,12 +301,19 @@ class SessionTransactions:
                     log.debug("rollback ended by the session's close: rolled back by its end")
                 elif amqp.epoch == epoch and amqp.failure is None:
                     self._end_transaction(declare_next=False)
+                    # The session and its consumers live on: the credit stopped above is
+                    # granted again, or their listeners would never get another message.
+                    self._restore_consumer_credit()
                     raise
         if self._closing:
             # Nothing more for a session that is closing: no next transaction, no credit.
             self._end_transaction(declare_next=False)
             return
         self._end_transaction()
+        self._restore_consumer_credit()
+
+    def _restore_consumer_credit(self) -> None:
+        """After a rollback gave the prefetched messages back: credit for every consumer."""
         for hooks in list(self._consumer_hooks.values()):
             hooks.receiver.restore_credit()
 
