@@ -48,7 +48,7 @@ log = logging.getLogger("jmspy.producer")
 def _naming_destination(exc: JMSException, destination: Destination) -> JMSException:
     """DD-9: a refused send says which destination. Links through the anonymous relay do not
     know it, so the producer adds it (same exception class, code and cause)."""
-    if str(destination) in exc.reason:
+    if repr(str(destination)) in exc.reason:  # quoted, as the links name their address
         return exc
     named = type(exc)(
         f"send to {destination} failed: {exc.reason}",

@@ -105,6 +105,13 @@ class AmqpSender(_LinkBase):
         # Refused asynchronous sends: one WARNING a minute, not one per message.
         self._refusals = RepeatedWarning(log)
 
+    @property
+    def _shown_target(self) -> str:
+        """The link's target as errors show it: the quoted address, or the anonymous relay
+        (whose link has none; the producer adds the destination, see producer.py)."""
+        address = self.spec.address
+        return repr(address) if address is not None else "the anonymous relay"
+
     def _remote_terminus(self) -> Any:
         return self.link.remote_target
 
@@ -175,7 +182,7 @@ class AmqpSender(_LinkBase):
         (default: the link's): sent settled, done (a sync send returns) once it is written."""
         if self.failure is not None:
             raise IllegalStateException(
-                f"the producer link to {self.spec.address!r} has failed: {self.failure.reason}",
+                f"the producer link to {self._shown_target} has failed: {self.failure.reason}",
                 linked=self.failure,
             )
         self._check_not_closed()
@@ -222,14 +229,14 @@ class AmqpSender(_LinkBase):
     def _closed_error(self) -> JMSException:
         reason = self._close_reason
         if reason is None:
-            reason = IllegalStateException(f"the producer link to {self.spec.address!r} was closed")
+            reason = IllegalStateException(f"the producer link to {self._shown_target} was closed")
         return reason
 
     def _check_not_closed(self) -> None:
         if self.closed:
             error = self._closed_error()
             raise IllegalStateException(
-                f"send to {self.spec.address!r} was not sent: {error.reason}", linked=error
+                f"send to {self._shown_target} was not sent: {error.reason}", linked=error
             )
 
     def _send_timed_out(self, pending: PendingSend, timeout_ms: int) -> JMSException:
@@ -245,19 +252,19 @@ class AmqpSender(_LinkBase):
                 self._in_flight.release()
         if queued and not pending.written:
             return JMSException(
-                f"send to {self.spec.address!r} timed out after {timeout_ms} ms "
+                f"send to {self._shown_target} timed out after {timeout_ms} ms "
                 "(jms.sendTimeout) before it could be written; the message was not sent"
                 + (" (the connection is reconnecting)" if self.connection.interrupted else "")
             )
         if queued:
             return JMSException(
-                f"send to {self.spec.address!r} was written but not settled before the "
+                f"send to {self._shown_target} was written but not settled before the "
                 f"connection was interrupted, and not resent within {timeout_ms} ms "
                 "(jms.sendTimeout): its outcome is unknown, the broker may or may not have the "
                 "message (it will not be resent)"
             )
         return JMSException(
-            f"send to {self.spec.address!r} was not settled by the peer within {timeout_ms} ms "
+            f"send to {self._shown_target} was not settled by the peer within {timeout_ms} ms "
             "(jms.sendTimeout): its outcome is unknown, the broker may or may not have the message"
         )
 
@@ -277,7 +284,7 @@ class AmqpSender(_LinkBase):
         if pending.txn_id is not None and self.txn_failure_handler is not None:
             self.txn_failure_handler(
                 TransactionRolledBackException(
-                    f"a transactional send to {self.spec.address!r} timed out before it was "
+                    f"a transactional send to {self._shown_target} timed out before it was "
                     "written (jms.sendTimeout) and was withdrawn; the transaction will roll back"
                 )
             )
@@ -373,7 +380,7 @@ class AmqpSender(_LinkBase):
         if pending.completion is not None:
             pending.completion.fail(
                 TransactionRolledBackException(
-                    f"transactional send to {self.spec.address!r} was lost with the connection "
+                    f"transactional send to {self._shown_target} was lost with the connection "
                     "to the broker; the transaction is rolled back"
                 )
             )
@@ -427,24 +434,24 @@ class AmqpSender(_LinkBase):
         if state == TRANSACTIONAL_STATE:
             if _transactional_outcome(delivery.remote.data) == REJECTED_CODE:
                 error = TransactionRolledBackException(
-                    f"transactional send to {self.spec.address!r} was rejected; the transaction "
+                    f"transactional send to {self._shown_target} was rejected; the transaction "
                     "will roll back"
                 )
                 if self.txn_failure_handler is not None:
                     self.txn_failure_handler(error)
         elif state == Delivery.REJECTED:
             error = error_for_condition(
-                delivery.remote.condition, JMSException, f"send to {self.spec.address!r} rejected"
+                delivery.remote.condition, JMSException, f"send to {self._shown_target} rejected"
             )
         elif state == Delivery.RELEASED:
-            error = JMSException(f"send to {self.spec.address!r} failed: released by the peer")
+            error = JMSException(f"send to {self._shown_target} failed: released by the peer")
         elif state == Delivery.MODIFIED:
-            error = JMSException(f"send to {self.spec.address!r} failed: modified by the peer")
+            error = JMSException(f"send to {self._shown_target} failed: modified by the peer")
         else:
             # Settled with no outcome (or one this link never offered): the broker may or may
             # not have taken the message, so it is reported as unknown, never as sent.
             error = JMSException(
-                f"send to {self.spec.address!r}: the peer settled it without an outcome "
+                f"send to {self._shown_target}: the peer settled it without an outcome "
                 f"(state {state:#x}): its outcome is unknown, the message may or may not have "
                 "been delivered"
             )
@@ -485,7 +492,7 @@ class AmqpSender(_LinkBase):
         if unwritten:
             parts.append(f"{unwritten} never written (not sent)")
         report = JMSException(
-            f"{written + unwritten} asynchronous send(s) to {self.spec.address!r} had no outcome "
+            f"{written + unwritten} asynchronous send(s) to {self._shown_target} had no outcome "
             f"when the link ended ({error.reason}): {'; '.join(parts)}",
             linked=error,
         )
@@ -537,7 +544,7 @@ class AmqpSender(_LinkBase):
         if lost_transactional and self.txn_failure_handler is not None:
             self.txn_failure_handler(
                 TransactionRolledBackException(
-                    f"transactional sends to {self.spec.address!r} were not settled before "
+                    f"transactional sends to {self._shown_target} were not settled before "
                     f"{why} ({error.reason}); the transaction will roll back",
                     linked=error,
                 )
@@ -582,7 +589,7 @@ class AmqpSender(_LinkBase):
         """What a send that got no in-flight slot within jms.sendTimeout fails with (the
         blocking send's, and an asyncio send's that waited in its queue)."""
         return JMSException(
-            f"send to {self.spec.address!r} timed out after {timeout_ms} ms waiting for the "
+            f"send to {self._shown_target} timed out after {timeout_ms} ms waiting for the "
             "peer to settle earlier sends (jms.sendTimeout)"
         )
 
@@ -596,7 +603,7 @@ class AmqpSender(_LinkBase):
             return
         # Before ``closed``: a flush that sees the link closed fails what it holds with it.
         self._close_reason = reason or IllegalStateException(
-            f"the producer link to {self.spec.address!r} was closed"
+            f"the producer link to {self._shown_target} was closed"
         )
         super().close(detach_only)
         if self.failure is not None:

@@ -410,3 +410,25 @@ def test_rabbitmq_adapter_addresses(make_peer: Any, clients: Clients) -> None:
     with pytest.raises(jmspy.JMSException) as info:
         session.createProducer(session.createQueue("q2")).setDeliveryDelay(1)
     assert info.value.getErrorCode() == "MQRC_FUNCTION_NOT_SUPPORTED"
+
+
+def test_dd9_a_refused_send_through_the_anonymous_relay_names_a_short_destination(
+    make_peer: Any, clients: Clients
+) -> None:
+    # The relay link knows no destination, so the producer adds its name to the error; a
+    # name found anywhere in the reason as a substring ("a" in "address full") was taken for
+    # already named.
+    peer = make_peer(
+        links=lambda attach: LinkScript(
+            outcome=Outcome.rejected("amqp:resource-limit-exceeded", "address full")
+        )
+    )
+    session = clients.connect(peer).createSession()
+    producer = session.createProducer(None)
+    producer.setDeliveryDelay(1000)
+    with pytest.raises(jmspy.ResourceAllocationException) as info:
+        producer.send(session.createQueue("a"), session.createTextMessage("x"))
+    assert str(info.value) == (
+        "send to a failed: send to the anonymous relay rejected: "
+        "amqp:resource-limit-exceeded (address full)"
+    )
