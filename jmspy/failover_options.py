@@ -10,9 +10,9 @@
 
 The reconnect delay schedule is Qpid JMS's (``ReconnectControls`` in its ``FailoverProvider``):
 after a drop the first attempt waits ``initialReconnectDelay`` (0: at once), the next ones start at
-``reconnectDelay`` and, with back-off on, multiply it once per attempt from the third on, capped at
-``maxReconnectDelay``. :func:`reconnect_delay_ms` is that function; the failover layer feeds it to
-``tenacity`` as its wait strategy.
+``reconnectDelay`` and, with back-off on, multiply it once per attempt from the third on (whole
+milliseconds), capped at ``maxReconnectDelay``. :func:`reconnect_delay_ms` is that function; the
+failover layer feeds it to ``tenacity`` as its wait strategy.
 """
 
 from __future__ import annotations
@@ -87,21 +87,30 @@ _FAILOVER_ALIASES = {f.alias: name for name, f in FailoverOptions.model_fields.i
 def reconnect_delay_ms(options: FailoverOptions, attempt: int, first_connect: bool) -> float:
     """The wait before reconnect attempt ``attempt`` (1-based), in milliseconds.
 
-    First connect: attempt 1 at once, attempt 2 after ``initialReconnectDelay`` when it is set.
-    After a drop: attempt 1 after ``initialReconnectDelay``. Then the back-off from
-    ``reconnectDelay``, multiplied once per attempt beyond the first back-off step.
+    Qpid JMS's ``ReconnectControls``: first connect, attempt 1 at once and attempt 2 after
+    ``initialReconnectDelay`` when it is set; after a drop, attempt 1 after
+    ``initialReconnectDelay``. Every other attempt waits ``reconnectDelay`` multiplied once per
+    attempt from the third on. The third attempt is multiplied on a first connect with an
+    initial delay too: Qpid JMS counts attempts, not back-off steps. Its delay is a Java
+    ``long``, so each product is truncated to whole milliseconds, and only a multiplied delay
+    is capped at ``maxReconnectDelay`` (``reconnectDelay`` itself, without back-off or for the
+    second attempt, is not).
     """
     if attempt <= 1:
         return 0.0 if first_connect else float(options.initial_reconnect_delay)
-    step = attempt - 1  # the first back-off step is the second attempt
-    if first_connect and options.initial_reconnect_delay > 0:
-        if attempt == 2:
-            return float(options.initial_reconnect_delay)
-        step -= 1
-    delay = float(options.reconnect_delay)
-    if options.use_reconnect_back_off and step > 1:
-        delay *= options.reconnect_back_off_multiplier ** (step - 1)
-    return min(delay, float(options.max_reconnect_delay))
+    if first_connect and attempt == 2 and options.initial_reconnect_delay > 0:
+        return float(options.initial_reconnect_delay)
+    delay = options.reconnect_delay
+    if not options.use_reconnect_back_off:
+        return float(delay)
+    cap = options.max_reconnect_delay
+    multiplier = options.reconnect_back_off_multiplier
+    for _ in range(attempt - 2):
+        grown = min(int(delay * multiplier), cap)
+        if grown == delay:
+            break  # at the cap, or too small to grow once truncated: it stays there
+        delay = grown
+    return float(delay)
 
 
 @dataclass(frozen=True)

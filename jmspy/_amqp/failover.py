@@ -266,6 +266,12 @@ class Reconnector:
         # The old engine thread is on its way out (stop was requested); wait for it so that
         # nothing of the old transport runs while the new one is set up.
         old_engine.join(conn.timeout_s("close_timeout"))
+        if self.options.attempt_limit(False) == 0:
+            # failover.maxReconnectAttempts=0 allows no attempt after a drop: Qpid JMS checks
+            # the limit before reconnecting and fails the connection at once, without telling
+            # listeners of an interruption it will not recover from.
+            self._attempts = 0
+            raise JMSException(f"connection to {lost} was lost")
         conn.notify("interrupted", lost)
         self._sleep(reconnect_delay_ms(self.options, 1, first_connect=False) / 1000.0)
         self._run_attempts(first=False)

@@ -112,13 +112,14 @@ def test_delay_schedule_with_initial_delay_and_without_back_off() -> None:
         200,
         400,
     ]
-    # First connect: attempt 1 at once, attempt 2 after the initial delay, then the back-off.
+    # First connect: attempt 1 at once, attempt 2 after the initial delay, then the back-off,
+    # which (as Qpid JMS counts attempts) multiplies from the third attempt on.
     assert [reconnect_delay_ms(options, n, first_connect=True) for n in (1, 2, 3, 4, 5)] == [
         0,
         500,
-        100,
         200,
         400,
+        800,
     ]
     flat = FailoverOptions(
         **{"failover.useReconnectBackOff": "false", "failover.reconnectDelay": 70}
