@@ -13,7 +13,7 @@ from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profil
 from ._twins.browser import QueueBrowserTwins
 from .destination import Queue
 from .enumeration import MessageEnumeration
-from .errors import IllegalStateException, JMSException
+from .errors import IllegalStateException, InvalidDestinationException, JMSException
 from .message import Message
 
 if TYPE_CHECKING:
@@ -40,11 +40,27 @@ class QueueBrowser(QueueBrowserTwins):
         self._selector = selector
         self._closed = False
         self._open: list[AmqpReceiver] = []
+        self._check_queue()
 
     def _check_closed(self) -> None:
         if self._closed:
             raise IllegalStateException("The QueueBrowser is closed")
         self._port.check_closed()
+
+    def _check_queue(self) -> None:
+        """A temporary queue can be browsed only by the connection that created it, and only
+        until it is deleted, as it can only be consumed then (JMS 2.0 section 6.2.2; Qpid JMS
+        checks its browsers as it checks its consumers): the broker would otherwise show one
+        application's replies to another."""
+        queue = self._queue
+        if not queue.is_temporary:
+            return
+        if getattr(queue, "owner", None) is not self._port.connection:
+            raise InvalidDestinationException(
+                f"Can't browse a temporary destination created using another connection ({queue})"
+            )
+        if getattr(queue, "deleted", False):
+            raise InvalidDestinationException(f"temporary destination {queue} has been deleted")
 
     def getQueue(self) -> Queue:
         """The queue being browsed (IllegalStateException when closed)."""
@@ -63,10 +79,12 @@ class QueueBrowser(QueueBrowserTwins):
         when a drain comes back empty. Java's ``hasMoreElements()``/``nextElement()`` and
         Python's iteration both walk it; ``close()`` (or ``with``) releases the link early, and
         closing the browser closes every enumeration it opened. Raises IllegalStateException
-        when closed and JMSException when the broker cannot browse (its ``copy`` links would
+        when closed, InvalidDestinationException for a temporary queue deleted since the browser
+        was made, and JMSException when the broker cannot browse (its ``copy`` links would
         consume).
         """
         self._check_closed()
+        self._check_queue()
         connection = self._port.connection
         options = connection.options
         wire = connection.wire

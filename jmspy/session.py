@@ -335,8 +335,8 @@ class Session(
         selector = _checked_selector(selector)
         link_name, global_ = self._connection_port.subscription_link_name(name, durable, shared)
         subscription = Subscription(name, link_name, durable, shared, global_)
-        # Counted as open from here, so that a consumer that fails to open gives its link name
-        # back through the same call as one that closes.
+        # Counted as open since subscription_link_name reserved the name: a consumer that
+        # fails to open gives it back through the same call as one that closes.
         self._connection_port.subscription_opened(name)
         try:
             consumer = MessageConsumer(
