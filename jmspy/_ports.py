@@ -124,6 +124,10 @@ class SessionPort:
     # session after a reconnect, or after a declare that failed): a wait the event loop of
     # jmspy.aio must not make.
     txn_needs_declare: Callable[[], bool]
+    # Listener deliveries in a transacted session: the transaction to join, or None while a
+    # failed declare holds them back; and until when they are held back (None: they are not).
+    txn_for_listener: Callable[[], bytes | None]
+    listener_held_until: Callable[[], float | None]
     on_txn_failure: Callable[..., None]
     # Asynchronous sends (CompletionListener).
     track_async_send: Callable[[MessageProducer, NotifiedCompletion[None], Any, Any], None]

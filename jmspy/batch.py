@@ -111,7 +111,7 @@ class BatchDelivery:
         if self._deferred_close:
             self._close_internal()
             return None
-        held_until = self._session._listener_held_until()
+        held_until = self._port.listener_held_until()
         if held_until is not None and self._port.mode == SESSION_TRANSACTED:
             # A failed declare holds the session's deliveries back (the batch went back to
             # the buffer): the next turn is at the end of the pause, not now.
@@ -137,7 +137,7 @@ class BatchDelivery:
             for inbound in batch:
                 session.track_unacked(inbound)
         elif mode == SESSION_TRANSACTED:
-            txn_id = self._session._txn_for_listener()
+            txn_id = self._port.txn_for_listener()
             if txn_id is None:
                 # No transaction to accept it in (a declare refused or unanswered): the batch
                 # goes back in front of the buffer, in order, with the credit its messages

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from ._ports import SessionPort
     from .consumer import ListenerLike
     from .destination import Destination
-    from .session import Session
     from .tracing import ConsumerTracing
 
 __all__ = ["ListenerDelivery"]
@@ -55,7 +54,6 @@ class ListenerDelivery:
 
     if TYPE_CHECKING:
         _port: SessionPort
-        _session: Session
         _receiver: AmqpReceiver
         _cv: threading.Condition
         _run: list[InboundDelivery]
@@ -126,7 +124,7 @@ class ListenerDelivery:
         if mode in ACKNOWLEDGED_BY_APPLICATION:
             session.track_unacked(inbound)
         elif mode == SESSION_TRANSACTED:
-            txn_id = self._session._txn_for_listener()
+            txn_id = self._port.txn_for_listener()
             if txn_id is None:
                 # No transaction to accept it in (a declare refused or unanswered): it goes
                 # back in front of the rest of the run, which goes back to the buffer now, in

@@ -159,6 +159,8 @@ class Session(
             forget_unacked=self._forget_unacked,
             txn_for_work=self._txn_for_work,
             txn_needs_declare=self._txn_needs_declare,
+            txn_for_listener=self._txn_for_listener,
+            listener_held_until=self._listener_held_until,
             on_txn_failure=self._on_txn_failure,
             track_async_send=self._track_async_send,
             check_not_completion_thread=self._check_not_completion_thread,
