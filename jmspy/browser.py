@@ -157,6 +157,11 @@ class QueueBrowser(QueueBrowserTwins):
                             return
                     receiver.restore_credit()
                     continue
+                if inbound.epoch != receiver.connection.epoch:
+                    # Buffered from a connection failover replaced: the new copy link browses
+                    # the queue from its head again, so this message comes again from it; its
+                    # credit was the old link's (the new one granted a whole window).
+                    continue
                 receiver.credit_consumed()
                 receiver.settle(inbound, "accepted")  # presettled: only frees local state
                 yield inbound.message
