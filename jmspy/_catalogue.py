@@ -769,10 +769,12 @@ _MORE_RULES = _rules(
     Rule(
         id="JMS-64",
         title="receiveBody with the wrong type",
-        text="JMSConsumer.receiveBody(c) for a body not assignable to c raises "
-        "MessageFormatRuntimeException; in AUTO_ACKNOWLEDGE the same message is returned by the "
-        "next receive, not counted as a redelivery; in a transacted session it counts as "
-        "received in the transaction (the next receive returns the next message).",
+        text="JMSConsumer.receiveBody(c) for a body not assignable to c, or for a plain Message "
+        "or a StreamMessage (whose bodies receiveBody cannot return), raises "
+        "MessageFormatRuntimeException; in AUTO_ACKNOWLEDGE and DUPS_OK_ACKNOWLEDGE the same "
+        "message is returned by the next receive, not counted as a redelivery; in "
+        "CLIENT_ACKNOWLEDGE and in a transacted session it counts as received (the next "
+        "receive returns the next message).",
         source="JMS 2.0 section 8.6 (checklist 64)",
         level="client",
     ),

@@ -32,7 +32,7 @@ from .errors import (
     JMSException,
     MessageFormatException,
 )
-from .message import Message
+from .message import BytesMessage, MapMessage, Message, ObjectMessage, TextMessage
 from .prefetch import BufferedDelivery, PriorityBuffer
 
 if TYPE_CHECKING:
@@ -50,6 +50,9 @@ __all__ = [
 
 
 log = logging.getLogger("jmspy.consumer")
+
+# The message types JMSConsumer.receiveBody returns the body of (JMS 2.0, JMSConsumer).
+_BODY_TYPES = (TextMessage, BytesMessage, MapMessage, ObjectMessage)
 
 
 class MessageListener(Protocol):
@@ -456,18 +459,17 @@ class MessageConsumer(
         mode = self._port.mode
 
         def accept(message: Message) -> bool:
-            if message.isBodyAssignableTo(body_type):
+            if _body_receivable(message, body_type):
                 return True
             if mode in ACKNOWLEDGED_BY_APPLICATION or mode == SESSION_TRANSACTED:
-                return True  # handed over (and joins the transaction); getBody raises
-            raise MessageFormatException(
-                f"the body of message {message.getJMSMessageID()} "
-                f"({type(message).__name__}) cannot be returned as {body_type.__name__}"
-            )
+                return True  # handed over (and joins the transaction); raised below
+            raise _body_not_receivable(message, body_type)
 
         message = self._receive(timeout_s, no_wait, accept)
         if message is None:
             return None
+        if not _body_receivable(message, body_type):
+            raise _body_not_receivable(message, body_type)
         return message.getBody(body_type)
 
     def _receive(
@@ -647,3 +649,19 @@ class MessageConsumer(
             if message is None:
                 return
             yield message
+
+
+def _body_receivable(message: Message, body_type: type) -> bool:
+    """Whether receiveBody may return this message's body as ``body_type``. A plain Message
+    is refused although its getBody returns None for any type: the JMSConsumer.receiveBody
+    javadoc excludes Message and StreamMessage, and None would read as "no message"."""
+    if not isinstance(message, _BODY_TYPES):
+        return False
+    return message.isBodyAssignableTo(body_type)
+
+
+def _body_not_receivable(message: Message, body_type: type) -> MessageFormatException:
+    return MessageFormatException(
+        f"the body of message {message.getJMSMessageID()} "
+        f"({type(message).__name__}) cannot be returned as {body_type.__name__}"
+    )

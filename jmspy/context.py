@@ -108,6 +108,11 @@ class JMSContext(JMSContextTwins):
         self._session: Session | None = None
         self._auto_start = True
         self._closed = False
+        # close() may be called from several threads at once (JMS 2.0 section 6.2.6): the
+        # context's share of the connection must be given back once, or the connection
+        # would close under the other contexts sharing it.
+        self._released = False
+        self._release_lock = threading.Lock()
         self._producer: MessageProducer | None = None
         shared.acquire()
 
@@ -454,10 +459,17 @@ class JMSContext(JMSContextTwins):
                 # Failed part way (the session is closed regardless): the context closes, and
                 # the connection it shares is released as on any close, or it would stay
                 # open for good.
-                self._closed = True
-                self._shared.release()
+                self._release()
                 raise
+        self._release()
+
+    def _release(self) -> None:
+        """Mark the context closed and give its share of the connection back, once."""
         self._closed = True
+        with self._release_lock:
+            if self._released:
+                return
+            self._released = True
         self._shared.release()
 
     def __enter__(self) -> JMSContext:

@@ -51,9 +51,11 @@ class JMSConsumer(JMSConsumerTwins):
     def receiveBody(self, c: type[_T], timeout: int | None = None) -> _T | None:
         """Receive the next message and return its body as type ``c``; ``timeout`` in milliseconds.
 
-        Returns None when no message arrives in time. Raises MessageFormatRuntimeException when the
-        body is not assignable to ``c``; in AUTO_ACKNOWLEDGE that message is returned again by the
-        next receive, not counted as a redelivery (rule JMS-64).
+        Returns None when no message arrives in time, or for a typed message without a body.
+        Raises MessageFormatRuntimeException when the body is not assignable to ``c``, and for a
+        plain Message or a StreamMessage; in AUTO_ACKNOWLEDGE and DUPS_OK_ACKNOWLEDGE that message
+        is returned again by the next receive, not counted as a redelivery; in CLIENT_ACKNOWLEDGE
+        and in a transaction it counts as delivered (rule JMS-64).
         """
         body: _T | None = self._receive_body(c, check_receive_timeout(timeout), no_wait=False)
         return body
