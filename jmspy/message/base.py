@@ -322,7 +322,9 @@ class Message(MessageHeaders, MessageTwins):
             JMSX_DELIVERY_COUNT,
             JMS_AMQP_ACK_TYPE,
         ):
-            if self._special_exists(special):
+            # A received message may also carry the name as an application property (a
+            # non-JMS producer's JMSXUserID, say): one name, as in Qpid JMS's name set.
+            if self._special_exists(special) and not (props and special in props):
                 names.append(special)
         return names
 

@@ -6,6 +6,7 @@ values (application properties, MapMessage entries, StreamMessage items)."""
 from __future__ import annotations
 
 import codecs
+import re
 import uuid
 from collections.abc import Callable
 from typing import Any, Final
@@ -93,35 +94,49 @@ def _typed_from_amqp(value: Any, binary_ok: bool) -> TypedValue:
 
 
 def _text_charset(content_type: str | None) -> str | None:
-    """The charset of a textual content type, or None when the type is not textual."""
+    """The charset of a textual content type, or None when the type is not textual, as Qpid
+    JMS's ContentTypeSupport decides it (a type/subtype that does not parse, or a charset that
+    cannot be decoded, is not textual: the body is then bytes)."""
     if not content_type:
         return None
-    main, *params = content_type.split(";")
-    mime = main.strip().lower()
-    textual = (
-        mime.startswith("text/")
-        or mime
-        in (
-            "application/json",
-            "application/xml",
-            "application/javascript",
-            "application/ecmascript",
-        )
-        or mime.endswith("+json")
-        or mime.endswith("+xml")
-    )
-    if not textual:
+    main_type, slash, rest = content_type.partition("/")
+    if not slash:
+        return None
+    main_type = main_type.strip().lower()
+    sub_type, _, params = rest.lower().partition(";")
+    sub_type = sub_type.strip()
+    if not sub_type:
+        return None
+    # The +xml/+json suffixes count under application/ only: image/svg+xml is an image.
+    if main_type != "text" and not (
+        main_type == "application"
+        and (sub_type in _TEXTUAL_APPLICATION or sub_type.endswith(("+xml", "+json")))
+    ):
         return None
     charset = "utf-8"
-    for param in params:
-        key, _, value = param.partition("=")
-        if key.strip().lower() == "charset":
-            charset = value.strip().strip('"') or "utf-8"
+    for param in params.split(";"):
+        key, eq, value = param.strip().partition("=")
+        if eq and key.strip() == "charset":
+            # Only a value quoted at both ends is unquoted; an empty or half-quoted charset
+            # names no charset and fails the lookup below.
+            if len(value) > 1 and value.startswith('"') and value.endswith('"'):
+                value = value[1:-1]
+            charset = value
+            break
+    # Python's lookup forgives names Java refuses ('"utf-8', 'utf 8'); Java's rule for a
+    # legal charset name comes first.
+    if _CHARSET_NAME.fullmatch(charset) is None:
+        return None
     try:
         codecs.lookup(charset)
     except LookupError:
         return None  # an unknown charset cannot be decoded: treat the body as bytes
     return charset
+
+
+_TEXTUAL_APPLICATION: Final = frozenset(("xml", "xml-dtd", "json", "javascript", "ecmascript"))
+# java.nio.charset.Charset's legal names: a letter or digit, then letters, digits and -+.:_
+_CHARSET_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9+.:_-]*")
 
 
 def _is_serialized(content_type: str | None) -> bool:

@@ -279,15 +279,19 @@ def _decode(
         raw_group_seq = fields[11]
         if raw_group_seq is not None:
             seq = _integer(raw_group_seq, "properties.group-sequence") & _UINT_MAX
-            group_seq = seq - 2**32 if seq > _INT_MAX else seq
+            # 0 is no sequence (Qpid JMS: JMSXGroupSeq 0 does not exist; jmspy never sends
+            # it), though proton writes group-sequence 0 with every group-id.
+            if seq:
+                group_seq = seq - 2**32 if seq > _INT_MAX else seq
         reply_to_group = fields[12]
         if reply_to_group is not None:
             msg.get_property_store()[JMS_AMQP_REPLY_TO_GROUP_ID] = (
                 JavaType.STRING,
                 str(reply_to_group),
             )
-    if not expiration and ttl:
-        # No absolute expiry but a header ttl: Qpid JMS synthesises now + ttl.
+    if ttl and fields[8] is None:
+        # No absolute expiry but a header ttl: Qpid JMS synthesises now + ttl. An
+        # absolute-expiry-time of 0 is present, and Qpid JMS then reports 0 (never).
         expiration = (now_ms if now_ms is not None else int(time.time() * 1000)) + int(ttl)
 
     # -- destinations
@@ -299,7 +303,7 @@ def _decode(
         raw_type: Any = annotations.get(JMS_DEST_TYPE) if annotations else None
         dest_type = (
             int(raw_type)
-            if type(raw_type) is byte
+            if type(raw_type) is byte and raw_type >= 0
             else type_byte(annotations, JMS_DEST_TYPE, LEGACY_TO_TYPE)
         )
         destination = _destination_for(

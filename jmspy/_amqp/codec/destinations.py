@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from proton import symbol
+from proton import byte, symbol
 
 from jmspy.destination import (
     QUEUE_TYPE,
@@ -22,23 +23,37 @@ from jmspy.destination import (
 __all__ = ["received_destination", "type_byte"]
 
 
-_KIND_BY_LEGACY = {
-    frozenset(("queue",)): QUEUE_TYPE,
-    frozenset(("topic",)): TOPIC_TYPE,
-    frozenset(("temporary", "queue")): TEMP_QUEUE_TYPE,
-    frozenset(("temporary", "topic")): TEMP_TOPIC_TYPE,
-}
+# No type annotation, or one that names no kind.
+_UNKNOWN_TYPE = -1
+# Qpid JMS splits a legacy type string on commas and the whitespace around them.
+_LEGACY_SEPARATOR = re.compile(r"\s*,\s*")
+
+
+def _annotation_type(value: Any) -> int:
+    """The destination type an annotation value gives, as Qpid JMS's AmqpDestinationHelper
+    reads it: a byte is the type itself; a string is the legacy comma list ("queue",
+    "topic", "temporary", case-sensitive, other words ignored); anything else (an int of
+    another AMQP type included) gives no type."""
+    if value is None:
+        return _UNKNOWN_TYPE
+    if type(value) is byte:
+        return int(value)
+    if not isinstance(value, str):
+        return _UNKNOWN_TYPE
+    words = set(_LEGACY_SEPARATOR.split(value))
+    if "queue" in words:
+        return TEMP_QUEUE_TYPE if "temporary" in words else QUEUE_TYPE
+    if "topic" in words:
+        return TEMP_TOPIC_TYPE if "temporary" in words else TOPIC_TYPE
+    return _UNKNOWN_TYPE
 
 
 def type_byte(annotations: dict[Any, Any], key: symbol, legacy_key: symbol) -> int:
-    value = annotations.get(key)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int(value)
-    legacy = annotations.get(legacy_key)
-    if isinstance(legacy, str):
-        kinds = frozenset(p.strip().lower() for p in legacy.split(",") if p.strip())
-        return _KIND_BY_LEGACY.get(kinds, -1)
-    return -1
+    """The destination type of ``key``'s annotation, else of the legacy one; -1 for none."""
+    kind = _annotation_type(annotations.get(key))
+    if kind == _UNKNOWN_TYPE:
+        kind = _annotation_type(annotations.get(legacy_key))
+    return kind
 
 
 # Received queues and topics by everything that decides them: a consumer sees the same few
@@ -80,6 +95,15 @@ def _new_destination(
     queue_prefix: str | None,
     topic_prefix: str | None,
 ) -> Destination | None:
+    # The prefix goes by the annotated type (Qpid JMS's stripPrefixIfNecessary): without one,
+    # whichever prefix the address has, whatever kind the consumer's destination then gives.
+    if type_byte == QUEUE_TYPE or type_byte == _UNKNOWN_TYPE:
+        if queue_prefix and address.startswith(queue_prefix):
+            address = address[len(queue_prefix) :]
+        elif type_byte == _UNKNOWN_TYPE and topic_prefix and address.startswith(topic_prefix):
+            address = address[len(topic_prefix) :]
+    elif type_byte == TOPIC_TYPE and topic_prefix and address.startswith(topic_prefix):
+        address = address[len(topic_prefix) :]
     cls: type[Destination]
     if type_byte == QUEUE_TYPE:
         cls = Queue
@@ -94,12 +118,6 @@ def _new_destination(
         cls = type(consumer_destination)
     else:
         cls = Queue
-    if cls.is_temporary:
-        pass
-    elif cls.is_queue and queue_prefix and address.startswith(queue_prefix):
-        address = address[len(queue_prefix) :]
-    elif cls.is_topic and topic_prefix and address.startswith(topic_prefix):
-        address = address[len(topic_prefix) :]
     if not address:
         return None
     return cls(address)
