@@ -23,8 +23,9 @@ from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ._limits import JAVA_INT_MAX, MAX_TIMEOUT_MS
 from .errors import IllegalArgumentException
-from .options import Endpoint, parse_url, shown_url
+from .options import Endpoint, JavaBool, parse_url, shown_url
 
 __all__ = [
     "FAILOVER_SCHEME",
@@ -51,25 +52,36 @@ class FailoverOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
-    initial_reconnect_delay: int = Field(0, alias="failover.initialReconnectDelay", ge=0)
-    reconnect_delay: int = Field(10, alias="failover.reconnectDelay", ge=0)
-    max_reconnect_delay: int = Field(30000, alias="failover.maxReconnectDelay", ge=0)
-    use_reconnect_back_off: bool = Field(True, alias="failover.useReconnectBackOff")
-    reconnect_back_off_multiplier: float = Field(
-        2.0, alias="failover.reconnectBackOffMultiplier", ge=1.0
+    # Bounded where the value goes: a delay is waited on (longer than Python can wait is an
+    # OverflowError in the reconnect thread, not at the factory), a count is a Java int, and
+    # an infinite multiplier cannot be truncated to whole milliseconds.
+    initial_reconnect_delay: int = Field(
+        0, alias="failover.initialReconnectDelay", ge=0, le=MAX_TIMEOUT_MS
     )
-    max_reconnect_attempts: int = Field(-1, alias="failover.maxReconnectAttempts", ge=-1)
+    reconnect_delay: int = Field(10, alias="failover.reconnectDelay", ge=0, le=MAX_TIMEOUT_MS)
+    max_reconnect_delay: int = Field(
+        30000, alias="failover.maxReconnectDelay", ge=0, le=MAX_TIMEOUT_MS
+    )
+    use_reconnect_back_off: JavaBool = Field(True, alias="failover.useReconnectBackOff")
+    reconnect_back_off_multiplier: float = Field(
+        2.0, alias="failover.reconnectBackOffMultiplier", ge=1.0, allow_inf_nan=False
+    )
+    max_reconnect_attempts: int = Field(
+        -1, alias="failover.maxReconnectAttempts", ge=-1, le=JAVA_INT_MAX
+    )
     startup_max_reconnect_attempts: int = Field(
-        -1, alias="failover.startupMaxReconnectAttempts", ge=-1
+        -1, alias="failover.startupMaxReconnectAttempts", ge=-1, le=JAVA_INT_MAX
     )
     warn_after_reconnect_attempts: int = Field(
-        10, alias="failover.warnAfterReconnectAttempts", ge=0
+        10, alias="failover.warnAfterReconnectAttempts", ge=0, le=JAVA_INT_MAX
     )
-    randomize: bool = Field(False, alias="failover.randomize")
+    randomize: JavaBool = Field(False, alias="failover.randomize")
     # A server that accepts the reconnect but refuses to re-create a consumer or producer it
     # had (a node back before its durable queues are): reconnect again, this many times at
     # most, before failing those links alone and restoring the rest. -1: no bound of its own.
-    max_recovery_refusals: int = Field(10, alias="failover.maxRecoveryRefusals", ge=-1)
+    max_recovery_refusals: int = Field(
+        10, alias="failover.maxRecoveryRefusals", ge=-1, le=JAVA_INT_MAX
+    )
     amqp_open_server_list_action: Literal["REPLACE", "ADD", "IGNORE"] = Field(
         "REPLACE", alias="failover.amqpOpenServerListAction"
     )
@@ -106,7 +118,10 @@ def reconnect_delay_ms(options: FailoverOptions, attempt: int, first_connect: bo
     cap = options.max_reconnect_delay
     multiplier = options.reconnect_back_off_multiplier
     for _ in range(attempt - 2):
-        grown = min(int(delay * multiplier), cap)
+        # Capped before the truncation: a large multiplier makes the product inf, which int()
+        # cannot take (Java's long cast saturates, then Math.min caps it).
+        product = delay * multiplier
+        grown = cap if product >= cap else int(product)
         if grown == delay:
             break  # at the cap, or too small to grow once truncated: it stays there
         delay = grown

@@ -13,10 +13,18 @@ timeout (Qpid JMS waits forever for sends and requests by default), so that no c
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 
 from ._amqp.tls_policy import TlsPolicy, TlsPolicyError
 from ._amqp.tls_policy import resolve as resolve_tls_policy
@@ -31,10 +39,45 @@ from ._modes import NOT_ACKNOWLEDGED, SESSION_TRANSACTED
 from .errors import IllegalArgumentException
 from .redelivery import RedeliveryPolicy
 
-__all__ = ["DEFAULT_PORTS", "ConnectionOptions", "Endpoint", "parse_url", "build_options"]
+__all__ = [
+    "DEFAULT_PORTS",
+    "ConnectionOptions",
+    "Endpoint",
+    "JavaBool",
+    "parse_url",
+    "build_options",
+]
 
 
 DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671}
+
+
+def _java_boolean(value: Any) -> Any:
+    """A boolean option's text as Qpid JMS reads it, or an error where it would read it
+    differently: Java's ``Boolean.valueOf`` takes "true" in any case as true and any other
+    text as false, so "1", "yes" or "on" (true for pydantic) mean false to a Java client given
+    the same URL. Refused rather than read either way; non-text values (keyword arguments) are
+    left to pydantic."""
+    if isinstance(value, str):
+        folded = value.lower()
+        if folded == "true":
+            return True
+        if folded == "false":
+            return False
+        raise ValueError("must be true or false (Qpid JMS reads any other text as false)")
+    return value
+
+
+#: A boolean option: "true" or "false" in any case, as Qpid JMS's URL options.
+JavaBool = Annotated[bool, BeforeValidator(_java_boolean)]
+
+# The prefetch fields that jms.prefetchPolicy.all sets (JmsDefaultPrefetchPolicy.setAll).
+_PREFETCH_FIELDS = {
+    "queue": "queue_prefetch",
+    "topic": "topic_prefetch",
+    "durable": "durable_topic_prefetch",
+    "browser": "queue_browser_prefetch",
+}
 
 
 class ConnectionOptions(BaseModel):
@@ -50,21 +93,21 @@ class ConnectionOptions(BaseModel):
     username: str | None = Field(None, alias="jms.username")
     password: SecretStr | None = Field(None, alias="jms.password")
     client_id: str | None = Field(None, alias="jms.clientID")
-    await_client_id: bool = Field(True, alias="jms.awaitClientID")
+    await_client_id: JavaBool = Field(True, alias="jms.awaitClientID")
     client_id_prefix: str = Field("ID:", alias="jms.clientIDPrefix")
     connection_id_prefix: str = Field("ID:", alias="jms.connectionIDPrefix")
     connect_timeout: int = Field(15000, alias="jms.connectTimeout", gt=0, le=MAX_TIMEOUT_MS)
     close_timeout: int = Field(15000, alias="jms.closeTimeout", gt=0, le=MAX_TIMEOUT_MS)
     send_timeout: int = Field(30000, alias="jms.sendTimeout", gt=0, le=MAX_TIMEOUT_MS)
     request_timeout: int = Field(30000, alias="jms.requestTimeout", gt=0, le=MAX_TIMEOUT_MS)
-    force_async_send: bool = Field(False, alias="jms.forceAsyncSend")
-    force_sync_send: bool = Field(False, alias="jms.forceSyncSend")
-    local_message_expiry: bool = Field(True, alias="jms.localMessageExpiry")
-    local_message_priority: bool = Field(False, alias="jms.localMessagePriority")
-    validate_property_names: bool = Field(True, alias="jms.validatePropertyNames")
-    populate_jmsx_user_id: bool = Field(False, alias="jms.populateJMSXUserID")
-    receive_local_only: bool = Field(False, alias="jms.receiveLocalOnly")
-    receive_no_wait_local_only: bool = Field(False, alias="jms.receiveNoWaitLocalOnly")
+    force_async_send: JavaBool = Field(False, alias="jms.forceAsyncSend")
+    force_sync_send: JavaBool = Field(False, alias="jms.forceSyncSend")
+    local_message_expiry: JavaBool = Field(True, alias="jms.localMessageExpiry")
+    local_message_priority: JavaBool = Field(False, alias="jms.localMessagePriority")
+    validate_property_names: JavaBool = Field(True, alias="jms.validatePropertyNames")
+    populate_jmsx_user_id: JavaBool = Field(False, alias="jms.populateJMSXUserID")
+    receive_local_only: JavaBool = Field(False, alias="jms.receiveLocalOnly")
+    receive_no_wait_local_only: JavaBool = Field(False, alias="jms.receiveNoWaitLocalOnly")
     max_async_sends_in_flight: int = Field(
         2048, alias="jms.maxAsyncSendsInFlight", gt=0, le=JAVA_INT_MAX
     )
@@ -80,22 +123,22 @@ class ConnectionOptions(BaseModel):
     # Qpid JMS's presettle policy (rule WM-17): such consumers attach with snd-settle-mode
     # settled and acknowledge nothing (never in a transacted session); such producers send
     # settled and their sends are done once written. At most once, both.
-    presettle_all: bool = Field(False, alias="jms.presettlePolicy.presettleAll")
-    presettle_producers: bool = Field(False, alias="jms.presettlePolicy.presettleProducers")
-    presettle_topic_producers: bool = Field(
+    presettle_all: JavaBool = Field(False, alias="jms.presettlePolicy.presettleAll")
+    presettle_producers: JavaBool = Field(False, alias="jms.presettlePolicy.presettleProducers")
+    presettle_topic_producers: JavaBool = Field(
         False, alias="jms.presettlePolicy.presettleTopicProducers"
     )
-    presettle_queue_producers: bool = Field(
+    presettle_queue_producers: JavaBool = Field(
         False, alias="jms.presettlePolicy.presettleQueueProducers"
     )
-    presettle_transacted_producers: bool = Field(
+    presettle_transacted_producers: JavaBool = Field(
         False, alias="jms.presettlePolicy.presettleTransactedProducers"
     )
-    presettle_consumers: bool = Field(False, alias="jms.presettlePolicy.presettleConsumers")
-    presettle_queue_consumers: bool = Field(
+    presettle_consumers: JavaBool = Field(False, alias="jms.presettlePolicy.presettleConsumers")
+    presettle_queue_consumers: JavaBool = Field(
         False, alias="jms.presettlePolicy.presettleQueueConsumers"
     )
-    presettle_topic_consumers: bool = Field(
+    presettle_topic_consumers: JavaBool = Field(
         False, alias="jms.presettlePolicy.presettleTopicConsumers"
     )
     deserialization_allow_list: str = Field("", alias="jms.deserializationPolicy.allowList")
@@ -117,11 +160,11 @@ class ConnectionOptions(BaseModel):
     anonymous_fallback_cache_timeout: int = Field(
         30000, alias="amqp.anonymousFallbackCacheTimeout", ge=0, le=MAX_TIMEOUT_MS
     )
-    trace_frames: bool = Field(False, alias="amqp.traceFrames")
+    trace_frames: JavaBool = Field(False, alias="amqp.traceFrames")
 
     # --- transport.* ---
-    tcp_no_delay: bool = Field(True, alias="transport.tcpNoDelay")
-    tcp_keep_alive: bool = Field(False, alias="transport.tcpKeepAlive")
+    tcp_no_delay: JavaBool = Field(True, alias="transport.tcpNoDelay")
+    tcp_keep_alive: JavaBool = Field(False, alias="transport.tcpKeepAlive")
     send_buffer_size: int = Field(65536, alias="transport.sendBufferSize", gt=0, le=JAVA_INT_MAX)
     receive_buffer_size: int = Field(
         65536, alias="transport.receiveBufferSize", gt=0, le=JAVA_INT_MAX
@@ -140,8 +183,8 @@ class ConnectionOptions(BaseModel):
     # The client certificate as two PEM files (jmspy's names; Qpid JMS has key stores only).
     certificate_location: str | None = Field(None, alias="transport.certificateLocation")
     key_location: str | None = Field(None, alias="transport.keyLocation")
-    verify_host: bool = Field(True, alias="transport.verifyHost")
-    trust_all: bool = Field(False, alias="transport.trustAll")
+    verify_host: JavaBool = Field(True, alias="transport.verifyHost")
+    trust_all: JavaBool = Field(False, alias="transport.trustAll")
     # Comma-separated, Java's names (see _amqp/tls_policy.py, rule SEC-6). None: what the
     # context offers (TLSv1.2 and TLSv1.3; Python's secure cipher defaults).
     enabled_protocols: str | None = Field(None, alias="transport.enabledProtocols")
@@ -161,10 +204,10 @@ class ConnectionOptions(BaseModel):
     # Stamp the broker's duplicate-detection id (Artemis: _AMQ_DUPL_ID) on every send so a send
     # resent after a reconnect is dropped by the broker. None: on for failover connections to
     # a broker whose adapter names the property.
-    duplicate_detection: bool | None = Field(None, alias="jmspy.duplicateDetection")
+    duplicate_detection: JavaBool | None = Field(None, alias="jmspy.duplicateDetection")
     # OpenTelemetry spans and W3C trace context in application properties (jmspy.tracing);
     # takes effect only where the OpenTelemetry API is installed (the otel extra).
-    tracing: bool = Field(False, alias="jmspy.tracing")
+    tracing: JavaBool = Field(False, alias="jmspy.tracing")
 
     # Redelivery policy (jmspy.redelivery.RedeliveryPolicy): Qpid JMS's maxRedeliveries, and
     # jmspy's names for the settings of the Artemis redelivery settings it implements.
@@ -262,15 +305,16 @@ class ConnectionOptions(BaseModel):
         return self.presettle_topic_producers if is_topic else self.presettle_queue_producers
 
     def prefetch_for(self, kind: str) -> int:
-        """Prefetch for a consumer kind: queue, topic, durable, browser."""
-        if self.prefetch_all is not None:
+        """Prefetch for a consumer kind: queue, topic, durable, browser.
+
+        A specific option that was given wins over ``jms.prefetchPolicy.all``; one given
+        before ``all`` in the URL (which ``all`` overrides in Qpid JMS, whose ``setAll`` sets
+        the four in the order the options come) is dropped by :func:`build_options`."""
+        name = _PREFETCH_FIELDS[kind]
+        if self.prefetch_all is not None and name not in self.model_fields_set:
             return self.prefetch_all
-        return {
-            "queue": self.queue_prefetch,
-            "topic": self.topic_prefetch,
-            "durable": self.durable_topic_prefetch,
-            "browser": self.queue_browser_prefetch,
-        }[kind]
+        value: int = getattr(self, name)
+        return value
 
     def __repr_args__(self) -> Any:
         # Secrets are already masked by SecretStr; keep the repr short too.
@@ -296,8 +340,10 @@ class Endpoint(BaseModel):
         return self.scheme == "amqps"
 
     def display(self) -> str:
-        """The endpoint as ``scheme://host:port``."""
-        return f"{self.scheme}://{self.host}:{self.port}"
+        """The endpoint as ``scheme://host:port`` (an IPv6 literal in brackets, as in a URL:
+        ``amqp://::1:5672`` would not say where the address ends)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
 
 
 def parse_url(url: str) -> tuple[Endpoint, dict[str, str]]:
@@ -344,7 +390,14 @@ def parse_url(url: str) -> tuple[Endpoint, dict[str, str]]:
             f"invalid port in connection URL {shown_url(url)!r}: a number 1-65535 is "
             "expected after the host"
         )
-    port = given_port or DEFAULT_PORTS[parts.scheme]
+    if given_port == 0:
+        # Port 0 is no port to connect to (Qpid JMS tries it and fails); it used to be read
+        # as "no port" and silently replaced by the scheme's default.
+        raise IllegalArgumentException(
+            f"invalid port in connection URL {shown_url(url)!r}: a number 1-65535 is "
+            "expected after the host"
+        )
+    port = DEFAULT_PORTS[parts.scheme] if given_port is None else given_port
     query = _query_options(parts.query)
     return Endpoint(scheme=parts.scheme, host=host, port=port), query
 
@@ -372,10 +425,24 @@ def build_options(query: dict[str, str], overrides: dict[str, Any]) -> Connectio
                 )
             given[name] = key
             if value is not None:
+                # Moved to the end: the order of the options is what decides between
+                # jms.prefetchPolicy.all and the specific prefetch options (below), and a
+                # keyword comes after everything in the URL.
+                values.pop(name, None)
                 values[name] = value
     try:
         options = ConnectionOptions.model_validate(values)
         options.redelivery_policy()  # a bad policy setting is an error of the factory
+        order = list(values)
+        if "prefetch_all" in order:
+            # Qpid JMS applies the options in their order and setAll sets all four
+            # prefetches: a specific one given before all is overridden, one after it wins.
+            # Validated above (a bad value is refused either way), then left out.
+            overridden = set(order[: order.index("prefetch_all")]) & set(_PREFETCH_FIELDS.values())
+            if overridden:
+                options = ConnectionOptions.model_validate(
+                    {k: v for k, v in values.items() if k not in overridden}
+                )
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
