@@ -48,9 +48,12 @@ class HandOver:
 
         def _give_up(self, inbound: InboundDelivery, count: int) -> None: ...
 
+        def _pull_if_no_prefetch(self) -> None: ...
+
     def _take(self) -> InboundDelivery | None:
         """Pop the next deliverable message; expired ones are settled and skipped."""
         connection = self._receiver.connection
+        skipped = False
         while self._buffer:
             inbound = self._buffer.popleft()
             if inbound.epoch != connection.epoch:
@@ -70,17 +73,27 @@ class HandOver:
                 if expiration and expiration <= time.time_ns() // 1_000_000:
                     log.debug("dropping expired message %s", inbound.message.getJMSMessageID())
                     self._receiver.settle(inbound, "modified", failed=True, undeliverable=True)
+                    skipped = True
                     continue
-            if self._failover_ids is not None:
-                self._failover_ids.taken(inbound.message)
             policy = self._policy
             if policy.limited:
                 count = inbound.message.get_delivery_count() or 1
                 if policy.exceeded(count):
                     # A message over the attempt limit is never handed to the application.
                     self._give_up(inbound, count)
+                    skipped = True
                     continue
+            if self._failover_ids is not None:
+                # After the limit: a message a dropped connection held comes back with its
+                # count unchanged (a disconnect is not a failed attempt); the count this
+                # raises for the JMSRedelivered flag must not push it over the limit.
+                self._failover_ids.taken(inbound.message)
             return inbound
+        if skipped:
+            # Without prefetch the skipped message used the one credit the waiting receive
+            # asked for: ask for the next one (as Qpid JMS pulls again after filtering an
+            # expired or over-limit message), or receive() waits for nothing.
+            self._pull_if_no_prefetch()
         return None
 
     def _hand_over(self, inbound: InboundDelivery) -> Message:
