@@ -170,7 +170,8 @@ class AmqpConnection:
         """Build a proton Connection, Transport and engine for one server (not started)."""
         conn = Connection()
         conn.container = self.container_id
-        conn.hostname = options.vhost or endpoint.host
+        # proton types it str, and takes None as "no hostname".
+        conn.hostname = sasl.open_hostname(options.vhost, endpoint.host)  # type: ignore[assignment]
         conn.desired_capabilities = _symbol_array(DESIRED_CAPABILITIES)
         conn.properties = {
             symbol("product"): "jmspy",

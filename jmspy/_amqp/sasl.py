@@ -437,6 +437,15 @@ def _bytes(value: Any) -> bytes:
     return str(value).encode()
 
 
+def open_hostname(vhost: str | None, host: str) -> str | None:
+    """The hostname of the SASL init and the AMQP open: ``amqp.vhost`` when given, the URL's
+    host when not, and none at all for an empty ``amqp.vhost`` (as Qpid JMS: some brokers
+    pick the virtual host from it, and an empty option is how a user sends none)."""
+    if vhost is None:
+        return host
+    return vhost or None
+
+
 def client_for(options: Any, endpoint: Any) -> SaslClient:
     """The SASL client for a connection's options (``ConnectionOptions``, ``Endpoint``)."""
     password = options.password.get_secret_value() if options.password is not None else None
@@ -445,7 +454,7 @@ def client_for(options: Any, endpoint: Any) -> SaslClient:
         username=options.username,
         password=password,
         allowed=parse_mechanisms(options.sasl_mechanisms),
-        hostname=options.vhost or endpoint.host,
+        hostname=open_hostname(options.vhost, endpoint.host),
         has_client_certificate=has_cert,
         where=endpoint.display(),
         trace=bool(getattr(options, "trace_frames", False)),

@@ -130,6 +130,15 @@ def test_open_hostname_is_the_vhost_when_configured(peer: ScriptedPeer, clients:
     assert peer.wait_for_open().hostname == "tenant-a"
 
 
+def test_an_empty_vhost_sends_no_hostname(peer: ScriptedPeer, clients: Clients):
+    # As Qpid JMS: amqp.vhost given empty is how a user sends no hostname at all (a broker
+    # that picks the virtual host from it then uses its default), in the open and in SASL.
+    clients.connect(peer, "alice", "pw", query="amqp.vhost=").createSession()
+
+    assert peer.wait_for_open().hostname is None
+    assert peer.sasl[0].hostname is None
+
+
 def test_offered_capabilities_and_product_of_the_peer_are_in_the_metadata(
     make_peer: PeerFactory, clients: Clients
 ):
