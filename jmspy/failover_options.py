@@ -5,8 +5,9 @@
 * ``failover.*`` options configure reconnection (:class:`FailoverOptions`);
 * ``failover.nested.<option>`` is applied to every nested URI (``amqp.*`` and ``transport.*``);
 * every other option after the ``?`` applies to the connection, as with a plain URL;
-* a nested URI may carry its own ``amqp.*`` / ``transport.*`` options, which win over the nested
-  defaults for that URI only.
+* a nested URI may carry its own ``amqp.*`` / ``transport.*`` options; a ``failover.nested.*``
+  option of the same name replaces them, as Qpid JMS's ``FailoverUriPool`` applies the nested
+  options over each URI's own (``URISupport.applyParameters``).
 
 The reconnect delay schedule is Qpid JMS's (``ReconnectControls`` in its ``FailoverProvider``):
 after a drop the first attempt waits ``initialReconnectDelay`` (0: at once), the next ones start at
@@ -218,7 +219,9 @@ def parse_connection_url(url: str) -> ConnectionURL:
                     "amqp.* and transport.* options apply per server; put the others after "
                     "the closing parenthesis"
                 )
-        servers.append(ServerURI(endpoint, {**nested, **own}))
+        # Qpid JMS applies the nested options over the URI's own: the same URL, the same
+        # options per server in both clients.
+        servers.append(ServerURI(endpoint, {**own, **nested}))
     if not servers:
         raise IllegalArgumentException(f"failover URL {shown_url(url)!r} names no server")
     try:

@@ -46,8 +46,9 @@ def test_failover_options_nested_and_connection_options_are_split() -> None:
     assert parsed.failover.max_reconnect_attempts == 3
     assert parsed.failover.reconnect_delay == 50
     assert parsed.query == {"jms.clientID": "app"}
-    # A server's own option wins over the nested default for that server only.
-    assert parsed.servers[0].options == {"amqp.idleTimeout": "5000"}
+    # The nested option replaces a server's own one of the same name, as Qpid JMS applies
+    # failover.nested.* over each URI's options (URISupport.applyParameters).
+    assert parsed.servers[0].options == {"amqp.idleTimeout": "2000"}
     assert parsed.servers[1].options == {"amqp.idleTimeout": "2000"}
 
 
@@ -177,3 +178,15 @@ def test_server_list_from_the_open_frame() -> None:
     assert index == 1
     assert merge_server_list(pool, 0, advertised, "IGNORE") == (pool, 0)
     assert merge_server_list(pool, 0, None, "REPLACE") == (pool, 0)
+
+
+def test_a_servers_own_options_stay_where_no_nested_option_names_them() -> None:
+    parsed = parse_connection_url(
+        "failover:(amqp://h1:5672?amqp.idleTimeout=5000&transport.tcpKeepAlive=true,"
+        "amqp://h2:5672)?failover.nested.amqp.idleTimeout=2000"
+    )
+    assert parsed.servers[0].options == {
+        "amqp.idleTimeout": "2000",
+        "transport.tcpKeepAlive": "true",
+    }
+    assert parsed.servers[1].options == {"amqp.idleTimeout": "2000"}
