@@ -19,7 +19,7 @@ from ._twins.consumer_redelivery import RedeliveryHandlingTwins
 from .dead_letter import start_forward
 from .message import Message
 from .prefetch import PriorityBuffer
-from .redelivery import RedeliveryPolicy, redelivery_delay
+from .redelivery import RedeliveryOutcome, RedeliveryPolicy, redelivery_delay
 
 if TYPE_CHECKING:
     from ._ports import SessionPort
@@ -30,6 +30,17 @@ if TYPE_CHECKING:
 __all__ = ["RedeliveryHandling", "FailoverRedeliveries"]
 
 log = logging.getLogger("jmspy.consumer")
+
+# Each of Qpid JMS's redelivery outcomes as a settlement: the outcome and undeliverable-here
+# (delivery-failed is set on every modified, as MODIFIED_FAILED* say; the other outcomes do
+# not carry it).
+_GIVE_UP_SETTLEMENTS: dict[RedeliveryOutcome, tuple[str, bool]] = {
+    "ACCEPTED": ("accepted", False),
+    "REJECTED": ("rejected", False),
+    "RELEASED": ("released", False),
+    "MODIFIED_FAILED": ("modified", False),
+    "MODIFIED_FAILED_UNDELIVERABLE": ("modified", True),
+}
 
 
 class RedeliveryHandling(RedeliveryHandlingTwins):
@@ -67,10 +78,14 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
         return self._policy
 
     def _give_up(self, inbound: InboundDelivery, count: int) -> None:
-        """The last allowed attempt failed: dead-letter the message (the adapter's outcome) or
-        discard it when the policy says so explicitly."""
+        """The last allowed attempt failed: settle the message with the policy's outcome
+        (jms.redeliveryPolicy.outcome) where it names one, else dead-letter it (the adapter's
+        outcome) or discard it when the policy says so explicitly."""
         policy = self._policy
         message_id = inbound.message.getJMSMessageID()
+        if policy.outcome is not None:
+            self._settle_given_up(inbound, count, policy.outcome)
+            return
         if policy.after_last_attempt == "discard":
             log.warning(
                 "discarding message %s from %s after %s delivery attempts (policy: discard)",
@@ -99,6 +114,34 @@ class RedeliveryHandling(RedeliveryHandlingTwins):
             self._receiver.settle(inbound, "modified", failed=True, undeliverable=True)
         else:
             self._receiver.settle(inbound, "rejected")
+
+    def _settle_given_up(
+        self, inbound: InboundDelivery, count: int, outcome: RedeliveryOutcome
+    ) -> None:
+        """Settle a message past its last attempt with the outcome the application chose, as
+        Qpid JMS does: the disposition goes to the broker as it is, with no dead-letter
+        forward (on RabbitMQ 3.x the option is how a Java team's URL asks for exactly this
+        outcome; leaving it unset keeps the forward). Where the broker does not know the
+        modified outcome the settlement sends its nearest (released, or rejected when
+        undeliverable-here)."""
+        kind, undeliverable = _GIVE_UP_SETTLEMENTS[outcome]
+        if outcome == "ACCEPTED":
+            # As afterLastAttempt=discard: consumed, and the log is the only trace of it.
+            log.warning(
+                "discarding message %s from %s after %s delivery attempts (outcome ACCEPTED)",
+                inbound.message.getJMSMessageID(),
+                self._destination,
+                count - 1,
+            )
+        else:
+            log.warning(
+                "message %s from %s failed %s delivery attempts; settling it %s",
+                inbound.message.getJMSMessageID(),
+                self._destination,
+                count - 1,
+                outcome,
+            )
+        self._receiver.settle(inbound, kind, failed=True, undeliverable=undeliverable)
 
     def _failed_delivery(self, inbound: InboundDelivery) -> None:
         self._failed_deliveries([inbound])

@@ -37,7 +37,7 @@ from ._limits import (
 )
 from ._modes import NOT_ACKNOWLEDGED, SESSION_TRANSACTED
 from .errors import IllegalArgumentException
-from .redelivery import RedeliveryPolicy
+from .redelivery import RedeliveryOutcome, RedeliveryPolicy, parse_redelivery_outcome
 
 __all__ = [
     "DEFAULT_PORTS",
@@ -229,6 +229,12 @@ class ConnectionOptions(BaseModel):
     )
     after_last_attempt: str | None = Field(None, alias="jmspy.redeliveryPolicy.afterLastAttempt")
     dead_letter_queue: str | None = Field(None, alias="jmspy.redeliveryPolicy.deadLetterQueue")
+    # Qpid JMS's outcome for a message over the limit: a name in any case or its number, read
+    # as Qpid JMS reads them. None (not set, unlike Qpid JMS's MODIFIED_FAILED_UNDELIVERABLE):
+    # the adapter's documented dead-letter handling stays the default.
+    redelivery_outcome: (
+        Annotated[RedeliveryOutcome, BeforeValidator(parse_redelivery_outcome)] | None
+    ) = Field(None, alias="jms.redeliveryPolicy.outcome")
 
     def redelivery_policy(self) -> RedeliveryPolicy:
         """The factory-level policy from the options (validated; errors name the setting)."""
@@ -244,7 +250,15 @@ class ConnectionOptions(BaseModel):
             "max_delivery_attempts": attempts,
             "after_last_attempt": self.after_last_attempt,
             "dead_letter_queue": self.dead_letter_queue,
+            "outcome": self.redelivery_outcome,
         }
+        if self.redelivery_outcome is not None and self.after_last_attempt is not None:
+            # Checked here too so that the error names the options as the URL spells them.
+            raise IllegalArgumentException(
+                "invalid connection option: jmspy.redeliveryPolicy.afterLastAttempt and "
+                "jms.redeliveryPolicy.outcome both say what happens after the last attempt; "
+                "give only one"
+            )
         return RedeliveryPolicy.create(**{k: v for k, v in settings.items() if v is not None})
 
     @field_validator("adapter")

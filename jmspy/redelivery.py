@@ -14,10 +14,19 @@ documentation can be reproduced exactly::
 from __future__ import annotations
 
 import random as _random
+import re
 import sys
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .errors import IllegalArgumentException
 
@@ -26,6 +35,9 @@ _HUGE = sys.float_info.max / 4
 
 __all__ = [
     "AfterLastAttempt",
+    "REDELIVERY_OUTCOMES",
+    "RedeliveryOutcome",
+    "parse_redelivery_outcome",
     "RandomSource",
     "DefaultRandom",
     "RedeliveryPolicy",
@@ -39,6 +51,52 @@ __all__ = [
 #   queue whose own dead-letter routing is wanted (a RabbitMQ dead-letter exchange);
 #   discard: accept it and drop it (explicit only).
 AfterLastAttempt = Literal["dead-letter", "reject", "discard"]
+
+# Qpid JMS's redelivery outcomes (JmsDefaultRedeliveryPolicy's OUTCOME; jms.redeliveryPolicy.
+# outcome): the disposition a message over the limit is settled with, chosen by the application
+# instead of the adapter's dead-letter outcome.
+RedeliveryOutcome = Literal[
+    "ACCEPTED", "REJECTED", "RELEASED", "MODIFIED_FAILED", "MODIFIED_FAILED_UNDELIVERABLE"
+]
+
+#: Each outcome's number, as Qpid JMS numbers them (JmsMessageSupport's ACCEPTED = 1 ...
+#: MODIFIED_FAILED_UNDELIVERABLE = 5); a URL may give either.
+REDELIVERY_OUTCOMES: dict[RedeliveryOutcome, int] = {
+    "ACCEPTED": 1,
+    "REJECTED": 2,
+    "RELEASED": 3,
+    "MODIFIED_FAILED": 4,
+    "MODIFIED_FAILED_UNDELIVERABLE": 5,
+}
+_OUTCOME_BY_NUMBER = {number: name for name, number in REDELIVERY_OUTCOMES.items()}
+# Integer.parseInt's form: a sign and digits, nothing else (Python's int() also takes spaces
+# and "_", which Qpid JMS refuses). ASCII digits only: the other digits Java reads are refused
+# here, an error rather than a different reading.
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_redelivery_outcome(value: Any) -> Any:
+    """A redelivery outcome as Qpid JMS's ``setOutcome`` reads it: a name in any case
+    (``OUTCOME.valueOf(text.toUpperCase())``) or its number, as an int or as text
+    (``Integer.parseInt``); anything else is a ValueError listing what is accepted. ``None``
+    (not set) passes."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        # ASCII letters only: beyond them Java's toUpperCase depends on the JVM's locale, and
+        # str.upper() would fold "ı" and "ſ" into "I" and "S" (no name is meant that way).
+        name = value.upper() if value.isascii() else value
+        if name in REDELIVERY_OUTCOMES:
+            return name
+        if _JAVA_INT.fullmatch(value):
+            value = int(value)
+    # bool is an int to Python; True is no outcome number.
+    if isinstance(value, int) and not isinstance(value, bool) and value in _OUTCOME_BY_NUMBER:
+        return _OUTCOME_BY_NUMBER[value]
+    raise ValueError(
+        "must be ACCEPTED, REJECTED, RELEASED, MODIFIED_FAILED or "
+        "MODIFIED_FAILED_UNDELIVERABLE (in any case), or their numbers 1 to 5 in that order"
+    )
 
 
 class RandomSource(Protocol):
@@ -85,6 +143,11 @@ class RedeliveryPolicy(BaseModel):
     after_last_attempt: AfterLastAttempt = Field("dead-letter", alias="afterLastAttempt")
     # The queue jmspy forwards dead letters to where it does so itself (None: the adapter's).
     dead_letter_queue: str | None = Field(None, alias="deadLetterQueue", min_length=1)
+    # Qpid JMS's jms.redeliveryPolicy.outcome: the disposition a message over the limit is
+    # settled with. None (not set): what after_last_attempt and the adapter say, as before the
+    # option existed (Qpid JMS's own default, MODIFIED_FAILED_UNDELIVERABLE, would change the
+    # outcome every adapter documents).
+    outcome: Annotated[RedeliveryOutcome, BeforeValidator(parse_redelivery_outcome)] | None = None
 
     @field_validator("collision_avoidance_factor")
     @classmethod
@@ -103,14 +166,30 @@ class RedeliveryPolicy(BaseModel):
             raise ValueError(f"max delivery attempts {value} must be -1 (unlimited) or >= 1")
         return value
 
+    @model_validator(mode="after")
+    def _one_choice_after_the_last_attempt(self) -> RedeliveryPolicy:
+        # Both say what becomes of a message over the limit, and most pairs contradict each
+        # other (discard and REJECTED, or dead-letter, which on RabbitMQ 3.x is a forward,
+        # and RELEASED): refused rather than one silently ignored.
+        if self.outcome is not None and "after_last_attempt" in self.model_fields_set:
+            raise ValueError(
+                "afterLastAttempt and outcome both say what happens after the last attempt; "
+                "set only one"
+            )
+        return self
+
     @classmethod
     def create(cls, **settings: Any) -> RedeliveryPolicy:
         """Build a policy, raising IllegalArgumentException naming the bad setting."""
         try:
             return cls(**settings)
         except ValidationError as exc:
+            # An error of the whole policy (no setting to name) is its message alone: its
+            # input is every setting.
             problems = "; ".join(
-                f"{err['loc'][0] if err['loc'] else '?'}={err.get('input')!r}: {err['msg']}"
+                f"{err['loc'][0]}={err.get('input')!r}: {err['msg']}"
+                if err["loc"]
+                else err["msg"].removeprefix("Value error, ")
                 for err in exc.errors()
             )
             raise IllegalArgumentException(f"invalid redelivery policy: {problems}") from None
