@@ -1,12 +1,15 @@
 """What :mod:`jmspy.aio` needs from a MessageConsumer to receive without a blocked thread: a
-hook on the delivery path that wakes a waiting future, and a receive step that never waits.
+hook on the delivery path that wakes a waiting future, and a receive step that never waits;
+and the drains a receive makes before it returns null, the same for the blocking receive.
 
 A mixin of :class:`jmspy.consumer.MessageConsumer`, which holds the state it reads.
 """
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +22,38 @@ if TYPE_CHECKING:
     from .message import Message
 
 
-__all__ = ["AsyncReceiveSupport"]
+__all__ = ["AsyncReceiveSupport", "FinalDrains"]
+
+
+class FinalDrains:
+    """The drains one receive makes once its time is up, before it returns null.
+
+    The first fetches what the broker still holds. When a take after it found messages and
+    skipped them all (expired, over the redelivery limit), the broker may hold more behind
+    them: Qpid JMS (JmsMessageConsumer.dequeue) pulls again after such a message, so another
+    drain follows, else receiveNoWait() would return null with messages on the broker, and a
+    prefetch-0 consumer would keep the credit its take asked for (the next message would sit
+    in the local buffer until a later receive or the close). All the drains of one receive
+    share one jmspy.receiveDrainTimeout: a stream of skipped messages, or a stalled broker,
+    cannot hold the caller longer."""
+
+    def __init__(self, timeout_ms: int) -> None:
+        self._timeout_ms = timeout_ms
+        self._until: float | None = None  # time.monotonic() the drains end by
+        # Set (under the consumer's _cv) by a take that found messages and skipped them all.
+        self.skipped = False
+
+    def next_timeout_ms(self) -> int | None:
+        """The bound of the next drain, or None: no more drains, the receive returns null."""
+        now = time.monotonic()
+        skipped, self.skipped = self.skipped, False
+        if self._until is None:
+            # A skip before the first drain calls for no second one: the take pulled again
+            # after it, and this drain fetches what that pull asked for.
+            self._until = now + self._timeout_ms / 1000
+            return self._timeout_ms
+        left = math.ceil((self._until - now) * 1000)
+        return left if skipped and left > 0 else None
 
 
 class AsyncReceiveSupport:
@@ -104,10 +138,23 @@ class AsyncReceiveSupport:
         self._pull_if_no_prefetch()
         return True
 
-    def take_local(self) -> Message | None:
+    def final_drains(self) -> FinalDrains:
+        """The drains of one receive, for ``take_local`` and ``drain_remote``."""
+        return FinalDrains(min(self._drain_timeout, self._receive_drain_timeout))
+
+    def _take_noting_skips(self, drains: FinalDrains | None) -> InboundDelivery | None:
+        """``_take`` (under ``_cv``), noting in ``drains`` a take that skipped all it found."""
+        held = bool(self._buffer)
+        inbound = self._take()
+        if inbound is None and held and drains is not None:
+            drains.skipped = True
+        return inbound
+
+    def take_local(self, drains: FinalDrains | None = None) -> Message | None:
         """The next message held locally, handed over (acknowledged per the session mode) as
         ``receive()`` hands it over, or None at once when there is none: no drain, no wait.
-        Raises as ``receive()`` does on a failed link or a closed consumer."""
+        Raises as ``receive()`` does on a failed link or a closed consumer. ``drains``: those
+        of the calling receive, told when the messages found were all skipped."""
         self._check_receivable()
         port = self._port
         if port.has_listener():
@@ -118,23 +165,27 @@ class AsyncReceiveSupport:
         if not self._buffer or not port.connection_port.started():
             return None
         with self._cv:
-            inbound = self._take()
+            inbound = self._take_noting_skips(drains)
         # Handed over without _cv: a transaction declared there waits for the engine thread,
         # which needs _cv to buffer arrivals.
         return None if inbound is None else self._hand_over(inbound)
 
-    def drain_remote(self, no_wait: bool = False) -> None:
+    def drain_remote(self, no_wait: bool = False, drains: FinalDrains | None = None) -> bool:
         """What ``receive(timeout)`` (``no_wait``: ``receiveNoWait()``) does once its time is
-        up, before it returns null: fetch what the broker still holds (a drain bounded by
-        jmspy.receiveDrainTimeout), then restore the credit window. Blocks the caller; a no-op
-        with jmspy.receiveLocalOnly (jms.receiveNoWaitLocalOnly for ``no_wait``) or while the
-        connection is stopped."""
+        up, before it returns null: fetch what the broker still holds (a drain), then restore
+        the credit window. Blocks the caller. ``drains``: those of the calling receive (see
+        FinalDrains), None for a single one. True when it drained: the receive looks at its
+        buffer again, then calls this once more. False (the receive returns null): no more
+        drains are due, jmspy.receiveLocalOnly (jms.receiveNoWaitLocalOnly for ``no_wait``) is
+        set, or the connection is stopped."""
         local_only = self._receive_no_wait_local_only if no_wait else self._receive_local_only
         if local_only or not self._port.connection_port.started():
-            return
+            return False
+        timeout_ms = (drains or self.final_drains()).next_timeout_ms()
+        if timeout_ms is None:
+            return False
         try:
-            self._receiver.drain(
-                min(self._drain_timeout, self._receive_drain_timeout), quiet_timeout=True
-            )
+            self._receiver.drain(timeout_ms, quiet_timeout=True)
         finally:
             self._receiver.restore_credit()
+        return True

@@ -446,8 +446,9 @@ class MessageConsumer(
         """Return a message available now, or None.
 
         Before returning None it drains what the broker still holds (bounded by
-        ``jmspy.receiveDrainTimeout``) unless ``jms.receiveNoWaitLocalOnly`` is set. Raises
-        IllegalStateException with a listener on the session (JMS-21).
+        ``jmspy.receiveDrainTimeout``) unless ``jms.receiveNoWaitLocalOnly`` is set, and drains
+        again while what a drain brought is skipped (expired, over the redelivery limit).
+        Raises IllegalStateException with a listener on the session (JMS-21).
         """
         return self._receive(0.0, no_wait=True)
 
@@ -495,7 +496,7 @@ class MessageConsumer(
     ) -> InboundDelivery | None:
         """The next message for receive(), taken from the buffer (None: none in time)."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        drained = False
+        drains = self.final_drains()
         # Without prefetch the link holds no credit: ask for one message (a receiveNoWait
         # asks with its drain below).
         pulled = no_wait
@@ -507,7 +508,7 @@ class MessageConsumer(
                     if self._closed:
                         return None
                     if connection.started():
-                        inbound = self._take()
+                        inbound = self._take_noting_skips(drains)
                         if inbound is not None:
                             if accept is not None:
                                 try:
@@ -530,27 +531,17 @@ class MessageConsumer(
                         )
                     remaining = None if deadline is None else deadline - time.monotonic()
                     if remaining is not None and remaining <= 0:
-                        local_only = (
-                            self._receive_no_wait_local_only
-                            if no_wait
-                            else self._receive_local_only
-                        )
-                        if drained or local_only or not connection.started():
-                            return None
-                        # Before returning null, fetch what the broker still has (a drain),
-                        # so receiveNoWait right after a send sees the message.
-                        drained = True
+                        # Before returning null, fetch what the broker still has (drains
+                        # bounded by jmspy.receiveDrainTimeout, not amqp.drainTimeout: a
+                        # stalled broker must not hold the caller past its timeout), so
+                        # receiveNoWait right after a send sees the message.
                         self._cv.release()
                         try:
-                            # Bounded by jmspy.receiveDrainTimeout, not amqp.drainTimeout:
-                            # a stalled broker must not hold the caller past its timeout.
-                            self._receiver.drain(
-                                min(self._drain_timeout, self._receive_drain_timeout),
-                                quiet_timeout=True,
-                            )
+                            drained = self.drain_remote(no_wait, drains)
                         finally:
                             self._cv.acquire()
-                            self._receiver.restore_credit()
+                        if not drained:
+                            return None
                         continue
                     self._cv.wait(remaining if remaining is not None else 1.0)
             finally:

@@ -8,6 +8,7 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from .._async_receive import FinalDrains
 from .._limits import check_receive_timeout
 from ..consumer import MessageConsumer as SyncConsumer
 from ..destination import Destination
@@ -95,22 +96,24 @@ class MessageConsumer:
             return asyncio_message(message)
         return await self._wait(timeout_s, no_wait)
 
-    async def _take_local(self) -> Message | None:
+    async def _take_local(self, drains: FinalDrains | None = None) -> Message | None:
         """A message held locally, handed over at once. When handing it over waits for the
         broker (a transaction to declare), that wait is made on a control thread first,
         never on the event loop, and without taking the message: a receive cancelled then
-        leaves it in the buffer."""
+        leaves it in the buffer. ``drains``: the receive's, told of skipped messages."""
         consumer = self._consumer
         while consumer.hand_over_waits_for_broker():
             # Again when a reconnect lost the transaction just declared.
             await self._control.call(consumer.prepare_hand_over)
-        return consumer.take_local()
+        return consumer.take_local(drains)
 
     async def _wait(self, timeout_s: float | None, no_wait: bool) -> Message | None:
         loop = self._loop
         consumer = self._consumer
         deadline = None if timeout_s is None else loop.time() + timeout_s
-        drained = False
+        # Once the time is up: drains, another one after each that brought only messages the
+        # take skipped (as the blocking receive, see FinalDrains).
+        drains = consumer.final_drains()
         # A receiveNoWait asks the broker with its drain, as the blocking one does.
         pulled = no_wait
         while True:
@@ -120,7 +123,7 @@ class MessageConsumer:
             # Registered before the buffer is looked at: an arrival in between wakes it.
             self._waiters.append(waiter)
             try:
-                message = await self._take_local()
+                message = await self._take_local(drains)
                 if message is not None:
                     return asyncio_message(message)
                 if consumer.is_closed():
@@ -129,10 +132,8 @@ class MessageConsumer:
                     pulled = consumer.pull_for_receive()
                 remaining = None if deadline is None else deadline - loop.time()
                 if remaining is not None and remaining <= 0:
-                    if drained:
+                    if not await self._control.call(consumer.drain_remote, no_wait, drains):
                         return None
-                    drained = True
-                    await self._control.call(consumer.drain_remote, no_wait)
                     continue
                 timer = None if remaining is None else loop.call_later(remaining, resolve, waiter)
                 try:
