@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from ._amqp.provider import AmqpReceiver, InboundDelivery, LinkSpec, link_profile
 from ._twins.browser import QueueBrowserTwins
-from .destination import Queue
+from .destination import Queue, check_temporary_readable
 from .enumeration import MessageEnumeration
-from .errors import IllegalStateException, InvalidDestinationException, JMSException
+from .errors import IllegalStateException, JMSException
 from .message import Message
 
 if TYPE_CHECKING:
@@ -52,15 +52,7 @@ class QueueBrowser(QueueBrowserTwins):
         until it is deleted, as it can only be consumed then (JMS 2.0 section 6.2.2; Qpid JMS
         checks its browsers as it checks its consumers): the broker would otherwise show one
         application's replies to another."""
-        queue = self._queue
-        if not queue.is_temporary:
-            return
-        if getattr(queue, "owner", None) is not self._port.connection:
-            raise InvalidDestinationException(
-                f"Can't browse a temporary destination created using another connection ({queue})"
-            )
-        if getattr(queue, "deleted", False):
-            raise InvalidDestinationException(f"temporary destination {queue} has been deleted")
+        check_temporary_readable(self._queue, self._port.connection, "browse")
 
     def getQueue(self) -> Queue:
         """The queue being browsed (IllegalStateException when closed)."""

@@ -34,6 +34,7 @@ __all__ = [
     "TEMP_QUEUE_TYPE",
     "TEMP_TOPIC_TYPE",
     "destination_for_type_code",
+    "check_temporary_readable",
 ]
 
 QUEUE_TYPE = 0
@@ -236,6 +237,22 @@ class TemporaryDestination(Destination):
         if self._on_delete is not None:
             self._on_delete(self)
         self._deleted = True
+
+
+def check_temporary_readable(destination: Destination, connection: object, action: str) -> None:
+    """A temporary destination is read (consumed from, browsed) only by the connection that
+    created it and only until it is deleted (JMS 2.0 section 6.2.2, as Qpid JMS checks its
+    consumers and browsers): InvalidDestinationException otherwise. ``action`` says what was
+    refused ("consume from", "browse"). Other destinations pass."""
+    if not isinstance(destination, TemporaryDestination):
+        return
+    if destination.owner is not connection:
+        raise InvalidDestinationException(
+            f"Can't {action} a temporary destination created using another connection "
+            f"({destination})"
+        )
+    if destination.deleted:
+        raise InvalidDestinationException(f"temporary destination {destination} has been deleted")
 
 
 class TemporaryQueue(Queue, TemporaryDestination):

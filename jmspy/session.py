@@ -29,7 +29,14 @@ from ._provider import Provider, ProviderSession
 from ._twins.session import SessionTwins
 from .browser import QueueBrowser
 from .consumer import MessageConsumer
-from .destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from .destination import (
+    Destination,
+    Queue,
+    TemporaryQueue,
+    TemporaryTopic,
+    Topic,
+    check_temporary_readable,
+)
 from .errors import (
     IllegalStateException,
     InvalidDestinationException,
@@ -474,16 +481,7 @@ class Session(
             raise InvalidDestinationException(
                 f"invalid destination {destination!r}: a consumer needs a Queue or Topic"
             )
-        if destination.is_temporary:
-            if getattr(destination, "owner", None) is not self._connection:
-                raise InvalidDestinationException(
-                    f"Can't consume from a temporary destination created using another "
-                    f"connection ({destination})"
-                )
-            if getattr(destination, "deleted", False):
-                raise InvalidDestinationException(
-                    f"temporary destination {destination} has been deleted"
-                )
+        check_temporary_readable(destination, self._connection, "consume from")
         messageSelector = _checked_selector(messageSelector)
         consumer = MessageConsumer(
             self, self._port, destination, messageSelector, noLocal, next(self._consumer_seq)

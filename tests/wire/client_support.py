@@ -203,3 +203,16 @@ def grant_credit(peer: ScriptedPeer, address: str, credit: int) -> None:
             conn.process()
 
     peer._call(run)
+
+
+class FirstRestore:
+    """A ConnectionListener that records the first restore of a failover connection."""
+
+    def __init__(self) -> None:
+        self.restored = threading.Event()
+
+    def onConnectionInterrupted(self, uri: str) -> None:
+        pass
+
+    def onConnectionRestored(self, uri: str) -> None:
+        self.restored.set()

@@ -5,14 +5,13 @@ more than the restart implies (and taking each returned credit the new link neve
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from proton import Message as AmqpMessage
 
-from .client_support import Clients, clients_fixture, wire_barrier
+from .client_support import Clients, FirstRestore, clients_fixture, wire_barrier
 from .peer import ScriptedPeer
 
 PREFETCH = 4
@@ -23,17 +22,6 @@ def clients() -> Iterator[Clients]:
     yield from clients_fixture()
 
 
-class _Restores:
-    def __init__(self) -> None:
-        self.restored = threading.Event()
-
-    def onConnectionInterrupted(self, uri: str) -> None:
-        pass
-
-    def onConnectionRestored(self, uri: str) -> None:
-        self.restored.set()
-
-
 def test_an_enumeration_interrupted_by_failover_starts_again_without_the_old_buffer(
     peer: ScriptedPeer, clients: Clients
 ) -> None:
@@ -42,7 +30,7 @@ def test_an_enumeration_interrupted_by_failover_starts_again_without_the_old_buf
         f"&jms.prefetchPolicy.queueBrowserPrefetch={PREFETCH}"
     )
     connection: Any = clients.track(clients.factory(url).createConnection())
-    restores = _Restores()
+    restores = FirstRestore()
     connection.setConnectionListener(restores)
     session = connection.createSession()
     queue = session.createQueue("q")

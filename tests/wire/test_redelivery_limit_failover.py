@@ -10,7 +10,6 @@ delivered, not dead-lettered.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -18,7 +17,7 @@ from proton import Message as AmqpMessage
 
 import jmspy
 
-from .client_support import Clients, clients_fixture, wait_for_disposition
+from .client_support import Clients, FirstRestore, clients_fixture, wait_for_disposition
 from .peer import ScriptedPeer
 
 RECEIVE_MS = 20000
@@ -29,19 +28,6 @@ def clients() -> Iterator[Clients]:
     yield from clients_fixture()
 
 
-class _Restores:
-    """A ConnectionListener that records the first restore."""
-
-    def __init__(self) -> None:
-        self.restored = threading.Event()
-
-    def onConnectionInterrupted(self, uri: str) -> None:
-        pass
-
-    def onConnectionRestored(self, uri: str) -> None:
-        self.restored.set()
-
-
 def test_a_message_back_after_a_reconnect_is_not_over_a_zero_redelivery_limit(
     peer: ScriptedPeer, clients: Clients
 ) -> None:
@@ -50,7 +36,7 @@ def test_a_message_back_after_a_reconnect_is_not_over_a_zero_redelivery_limit(
         "&jms.redeliveryPolicy.maxRedeliveries=0"
     )
     connection = clients.track(clients.factory(url).createConnection())
-    restores = _Restores()
+    restores = FirstRestore()
     connection.setConnectionListener(restores)
     session = connection.createSession(jmspy.INDIVIDUAL_ACKNOWLEDGE)
     consumer = session.createConsumer(session.createQueue("q"))
